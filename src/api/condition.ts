@@ -1,0 +1,68 @@
+// Condition shape (Kubernetes metav1.Condition) and every condition type and reason that
+// Templates and TemplateInstances report (SPEC §1, §2).
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  /** RFC 3339; changes only when `status` changes. */
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export const TemplateConditionType = {
+  Valid: 'Valid',
+  DryRunRendered: 'DryRunRendered',
+  Deleting: 'Deleting',
+} as const;
+
+export const TemplateReason = {
+  ValidationSucceeded: 'ValidationSucceeded',
+  ValidationFailed: 'ValidationFailed',
+  SpecInvalid: 'SpecInvalid',
+  RenderSucceeded: 'RenderSucceeded',
+  RenderFailed: 'RenderFailed',
+  DryRunSkipped: 'DryRunSkipped',
+  DeletionBlocked: 'DeletionBlocked',
+} as const;
+
+export const InstanceConditionType = {
+  TemplateResolved: 'TemplateResolved',
+  TargetNamespaceAllowed: 'TargetNamespaceAllowed',
+  ParametersValid: 'ParametersValid',
+  Rendered: 'Rendered',
+  Applied: 'Applied',
+  Synced: 'Synced',
+  Ready: 'Ready',
+} as const;
+
+/** Order in which instance conditions are evaluated; `Ready` copies the first failing reason. */
+export const INSTANCE_CONDITION_ORDER = [
+  InstanceConditionType.TemplateResolved,
+  InstanceConditionType.TargetNamespaceAllowed,
+  InstanceConditionType.ParametersValid,
+  InstanceConditionType.Rendered,
+  InstanceConditionType.Applied,
+  InstanceConditionType.Synced,
+] as const;
+
+export const InstanceReason = {
+  Success: 'Success',
+  TemplateNotFound: 'TemplateNotFound',
+  NamespaceNotPermitted: 'NamespaceNotPermitted',
+  AllParametersResolved: 'AllParametersResolved',
+  InvalidParameter: 'InvalidParameter',
+  OverrideNotAllowed: 'OverrideNotAllowed',
+  ParameterResolutionFailed: 'ParameterResolutionFailed',
+  ReferenceNotPermitted: 'ReferenceNotPermitted',
+  TemplateExecutionFailed: 'TemplateExecutionFailed',
+  ApplyFailed: 'ApplyFailed',
+  SyncActive: 'SyncActive',
+  Reconciled: 'Reconciled',
+} as const;
+
+export type InstanceReasonName = (typeof InstanceReason)[keyof typeof InstanceReason];
+export type TemplateReasonName = (typeof TemplateReason)[keyof typeof TemplateReason];

@@ -1,0 +1,84 @@
+// The TemplateInstance custom resource (SPEC §2), mirroring
+// config/crd/stencil.dev_templateinstances.yaml.
+import type { Condition } from './condition.ts';
+import type { JsonValue, ObjectMeta } from './object-meta.ts';
+
+export interface KeyRef {
+  name: string;
+  key: string;
+  namespace?: string;
+}
+
+export interface ObjectFieldRef {
+  apiVersion: string;
+  kind: string;
+  /** Set = GET mode; omitted = LIST mode. */
+  name?: string;
+  namespace?: string;
+  /** kubectl-style: leading dot, no braces. */
+  jsonPath: string;
+}
+
+/** Exactly one source is set (enforced by the CRD). */
+export interface ValueSource {
+  secretKeyRef?: KeyRef;
+  configMapKeyRef?: KeyRef;
+  objectFieldRef?: ObjectFieldRef;
+}
+
+export interface ParameterValue {
+  name: string;
+  value?: JsonValue;
+  valueFrom?: ValueSource;
+  defaultValue?: JsonValue;
+}
+
+export interface TemplateRef {
+  name: string;
+  namespace?: string;
+}
+
+export interface TemplateInstanceSpec {
+  templateRef: TemplateRef;
+  parameters?: ParameterValue[];
+}
+
+export type InstancePhase = 'Ready' | 'Failed';
+
+export interface ResolvedParameter {
+  name: string;
+  /** Present only when the Template sets `exposeInStatus` on the parameter. */
+  value?: JsonValue;
+  valueFrom?: ValueSource;
+}
+
+export interface RenderedResourceRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  observedGeneration?: number;
+  /** '' = applied; 'Failed' = a delete that did not go through and is retried. */
+  status?: '' | 'Failed';
+}
+
+export interface TemplateInstanceStatus {
+  phase?: InstancePhase;
+  observedGeneration?: number;
+  resolvedTemplateRef?: { name: string; namespace: string; generation?: number };
+  resolvedParameters?: ResolvedParameter[];
+  renderedResources?: RenderedResourceRef[];
+  /** `<group>/<version>/<kind>`; persisted before any apply. */
+  trackedGVKs?: string[];
+  frozen?: boolean;
+  frozenAt?: string;
+  conditions?: Condition[];
+}
+
+export interface TemplateInstance {
+  apiVersion: string;
+  kind: 'TemplateInstance';
+  metadata: ObjectMeta;
+  spec: TemplateInstanceSpec;
+  status?: TemplateInstanceStatus;
+}

@@ -1,0 +1,33 @@
+// Well-known names of the Stencil API: group, version, kinds, labels, annotations, finalizers
+// and the field manager. Every other module refers to these constants, never to the strings.
+
+export const GROUP = 'stencil.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export const TEMPLATE_KIND = 'Template';
+export const TEMPLATE_INSTANCE_KIND = 'TemplateInstance';
+export const TEMPLATE_PLURAL = 'templates';
+export const TEMPLATE_INSTANCE_PLURAL = 'templateinstances';
+
+/** Field manager for every write the operator makes. */
+export const FIELD_MANAGER = 'stencil';
+
+export const LABEL_INSTANCE_UID = `${GROUP}/instance-uid`;
+export const LABEL_INSTANCE_NAME = `${GROUP}/instance-name`;
+export const LABEL_INSTANCE_NAMESPACE = `${GROUP}/instance-namespace`;
+export const LABEL_SYNC_MODE = `${GROUP}/sync-mode`;
+
+export const ANNOTATION_INSTANCE_REF = `${GROUP}/instance-ref`;
+/** `<namespace>/<instance-name>`: lets that instance take over an existing object. */
+export const ANNOTATION_ADOPT = `${GROUP}/adopt`;
+/** Any change to this annotation on an instance forces a reconcile. */
+export const ANNOTATION_RECONCILE_AT = `${GROUP}/reconcile-at`;
+
+export const FINALIZER_INSTANCE = `${GROUP}/instance`;
+export const FINALIZER_TEMPLATE = `${GROUP}/template`;
+
+/** Upper bound on rendered resources per instance (SPEC §5) and on status.renderedResources. */
+export const MAX_RESOURCES = 500;
+/** Upper bound on rendered text per instance (SPEC §5). */
+export const MAX_RENDERED_BYTES = 2 * 1024 * 1024;

@@ -1,0 +1,25 @@
+// The engine's outcome type: a value, or problems that each name a field path and the
+// condition reason a user will see.
+
+export interface Problem {
+  /** Kubernetes-style field path, e.g. `spec.parameters[0].valueFrom`. Empty for the whole object. */
+  path: string;
+  /** A condition reason from src/api/condition.ts (or a schema reason for validation). */
+  reason: string;
+  message: string;
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
+
+export function success<T>(value: T): Outcome<T> {
+  return { ok: true, value };
+}
+
+export function failure<T>(problems: Problem[]): Outcome<T> {
+  return { ok: false, problems };
+}
+
+/** `path: message`, the one-line form used in condition messages and CLI output. */
+export function formatProblem(problem: Problem): string {
+  return problem.path ? `${problem.path}: ${problem.message}` : problem.message;
+}

@@ -1,0 +1,192 @@
+// Offline twin of the API server's CRD validation: the openAPIV3Schema checked by ajv, the
+// CEL rules evaluated through their TypeScript twins, list-map key uniqueness, and metadata.name.
+// Messages follow the API server's wording so that `stencil validate` reads like kubectl.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { CRD_SCHEMAS } from '../api/schemas.generated.ts';
+import { CEL_RULES } from './cel-rules.ts';
+import type { Problem } from './problem.ts';
+
+export type CrdKind = 'Template' | 'TemplateInstance';
+
+/** Reason given to schema problems (SPEC §1 `SpecInvalid`). */
+export const SCHEMA_REASON = 'SpecInvalid';
+
+interface CelRule {
+  rule: string;
+  message?: string;
+}
+
+function createAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: true });
+  addFormats.default(ajv, ['date-time']);
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  ajv.addVocabulary([
+    'x-kubernetes-preserve-unknown-fields',
+    'x-kubernetes-list-type',
+    'x-kubernetes-map-type',
+    'x-kubernetes-int-or-string',
+    'x-kubernetes-embedded-resource',
+  ]);
+  ajv.addKeyword({
+    keyword: 'x-kubernetes-validations',
+    schemaType: 'array',
+    errors: true,
+    compile(rules: CelRule[]) {
+      const twins = rules.map(({ rule, message }) => {
+        const twin = CEL_RULES[rule];
+        if (!twin) throw new Error(`CEL rule has no TypeScript twin in cel-rules.ts: ${rule}`);
+        return { twin, message: message ?? `failed rule: ${rule}` };
+      });
+      const validate = (data: unknown): boolean => {
+        const failed = twins.filter(({ twin }) => !twin(data));
+        validate.errors = failed.map(({ message }) => ({
+          keyword: 'x-kubernetes-validations',
+          message,
+          params: {},
+        }));
+        return failed.length === 0;
+      };
+      validate.errors = [] as Partial<ErrorObject>[];
+      return validate;
+    },
+  });
+  ajv.addKeyword({
+    keyword: 'x-kubernetes-list-map-keys',
+    schemaType: 'array',
+    errors: true,
+    compile(keys: string[]) {
+      const validate = (data: unknown): boolean => {
+        validate.errors = duplicateKeyErrors(data, keys);
+        return validate.errors.length === 0;
+      };
+      validate.errors = [] as Partial<ErrorObject>[];
+      return validate;
+    },
+  });
+  return ajv;
+}
+
+function duplicateKeyErrors(data: unknown, keys: string[]): Partial<ErrorObject>[] {
+  if (!Array.isArray(data)) return [];
+  const seen = new Set<string>();
+  const errors: Partial<ErrorObject>[] = [];
+  data.forEach((item: unknown, index) => {
+    if (typeof item !== 'object' || item === null) return;
+    const key = Object.fromEntries(keys.map((k) => [k, (item as Record<string, unknown>)[k]]));
+    const id = JSON.stringify(key);
+    if (seen.has(id)) {
+      errors.push({ keyword: 'x-kubernetes-list-map-keys', message: `Duplicate value: ${id}`, params: { index } });
+    }
+    seen.add(id);
+  });
+  return errors;
+}
+
+let validators: Map<CrdKind, ValidateFunction> | undefined;
+
+function validatorFor(kind: CrdKind): ValidateFunction {
+  if (!validators) {
+    const ajv = createAjv();
+    validators = new Map([
+      ['Template', ajv.compile(CRD_SCHEMAS.Template_v1alpha1)],
+      ['TemplateInstance', ajv.compile(CRD_SCHEMAS.TemplateInstance_v1alpha1)],
+    ]);
+  }
+  const validator = validators.get(kind);
+  if (!validator) throw new Error(`no schema for kind ${kind}`);
+  return validator;
+}
+
+/** `/spec/parameters/0/name` → `spec.parameters[0].name`. */
+export function toFieldPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, segment) => {
+      if (/^\d+$/.test(segment)) return `${path}[${segment}]`;
+      return path ? `${path}.${segment}` : segment;
+    }, '');
+}
+
+function typeName(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (value === null) return 'null';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : `"${typeName(value)}"`;
+}
+
+function toProblem(error: ErrorObject): Problem {
+  const path = toFieldPath(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  const at = (child: string): string => (path ? `${path}.${child}` : child);
+  const problem = (p: string, message: string): Problem => ({ path: p, reason: SCHEMA_REASON, message });
+  switch (error.keyword) {
+    case 'required':
+      return problem(at(String(params.missingProperty)), 'Required value');
+    case 'enum': {
+      const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+      return problem(path, `Unsupported value: ${JSON.stringify(error.data)}: supported values: ${allowed}`);
+    }
+    case 'type':
+      return problem(path, `Invalid value: "${typeName(error.data)}": must be of type ${String(params.type)}`);
+    case 'x-kubernetes-validations':
+      return problem(path, `Invalid value: ${describe(error.data)}: ${error.message ?? ''}`);
+    case 'minLength':
+      return problem(path, `Invalid value: ${describe(error.data)}: should be at least ${String(params.limit)} chars long`);
+    case 'maxLength':
+      return problem(path, `Too long: may not be longer than ${String(params.limit)}`);
+    case 'pattern':
+      return problem(path, `Invalid value: ${describe(error.data)}: should match '${String(params.pattern)}'`);
+    case 'maxItems':
+      return problem(path, `Too many: must have at most ${String(params.limit)} items`);
+    case 'x-kubernetes-list-map-keys':
+      return problem(`${path}[${String(params.index)}]`, error.message ?? 'Duplicate value');
+    default:
+      return problem(path, `Invalid value: ${describe(error.data)}: ${error.message ?? error.keyword}`);
+  }
+}
+
+function metadataProblems(object: Record<string, unknown>): Problem[] {
+  const metadata = object.metadata as Record<string, unknown> | undefined;
+  const name = metadata?.name;
+  if (typeof name === 'string' && name.length > 0) return [];
+  return [{ path: 'metadata.name', reason: SCHEMA_REASON, message: 'Required value: name is required' }];
+}
+
+/**
+ * Validates `object` against the CRD schema of `kind`, as the API server would on create.
+ * Returns every problem found (empty when valid), each with a field path.
+ */
+export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    return [{ path: '', reason: SCHEMA_REASON, message: `a ${kind} must be a YAML/JSON mapping` }];
+  }
+  const validate = validatorFor(kind);
+  const valid = validate(object);
+  const problems = valid
+    ? []
+    : (validate.errors ?? []).map((e) => toProblem({ ...e, data: dataAt(object, e.instancePath) }));
+  return [...metadataProblems(object as Record<string, unknown>), ...withoutTypeFollowUps(problems)];
+}
+
+/** A value of the wrong type fails its enum/length checks too; report only the type, as the server does. */
+function withoutTypeFollowUps(problems: Problem[]): Problem[] {
+  const mistyped = new Set(problems.filter((p) => p.message.includes('must be of type')).map((p) => p.path));
+  return problems.filter((p) => !mistyped.has(p.path) || p.message.includes('must be of type'));
+}
+
+function dataAt(root: unknown, pointer: string): unknown {
+  let node: unknown = root;
+  for (const raw of pointer.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[segment];
+  }
+  return node;
+}

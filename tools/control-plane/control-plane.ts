@@ -1,0 +1,296 @@
+// A real Kubernetes control plane (etcd + kube-apiserver) on random loopback ports, for
+// integration tests and `npm run local`. The API server generates its own serving certificate;
+// the admin authenticates with a static token in group system:masters; RBAC is on.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureBinaries, type Binaries, type Log } from './binaries.ts';
+import { describeLogs, launch, terminate, type Managed } from './processes.ts';
+import { send, type Endpoint } from './http.ts';
+
+export interface ControlPlaneOptions {
+  log?: Log;
+  /** Deadline for both processes to become ready; default 60 s. */
+  startTimeoutMs?: number;
+  /** Extra kube-apiserver flags (tests use this to provoke failures). */
+  extraApiserverArgs?: string[];
+  /** Write the kubeconfig here as well as in the run directory (e.g. `.local/kubeconfig`). */
+  kubeconfigPath?: string;
+}
+
+export interface ControlPlane extends Endpoint {
+  ca: string;
+  kubeconfigPath: string;
+  runDir: string;
+  /** gitVersion reported by /version. */
+  version: string;
+  pids(): { etcd?: number; kubeApiserver?: number };
+  /** Stops and starts kube-apiserver on the same port and data (simulates an API server restart). */
+  restartApiserver(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const RUN_PREFIX = 'stencil-cp-';
+
+function baseDir(): string {
+  return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie (killed, not yet reaped by PID 1) holds no ports and no memory.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Removes run directories (and their processes) left behind by runs whose owner died. */
+function sweepStaleRuns(log: Log): void {
+  for (const entry of readdirSync(baseDir())) {
+    if (!entry.startsWith(RUN_PREFIX)) continue;
+    const dir = join(baseDir(), entry);
+    const owner = Number(readFileOr(join(dir, 'owner.pid'), '0'));
+    if (owner && isAlive(owner)) continue;
+    for (const pid of readFileOr(join(dir, 'children.pids'), '').split(/\s+/).filter(Boolean).map(Number)) {
+      if (isAlive(pid)) {
+        log(`killing leftover control-plane process ${pid} from ${dir}`);
+        process.kill(pid, 'SIGKILL');
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function readFileOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return fallback;
+  }
+}
+
+function hasDefaultRoute(): boolean {
+  return readFileOr('/proc/net/route', '')
+    .split('\n')
+    .slice(1)
+    .some((line) => line.split(/\s+/)[1] === '00000000');
+}
+
+async function waitUntil(
+  what: string,
+  deadline: number,
+  processes: Managed[],
+  check: () => Promise<boolean>,
+): Promise<void> {
+  for (;;) {
+    const dead = processes.find((m) => m.exited !== undefined);
+    if (dead) throw new Error(`${dead.name} exited (${dead.exited}) while waiting for ${what}\n${describeLogs(processes)}`);
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${describeLogs(processes)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+function kubeconfig(server: string, ca: string, token: string): string {
+  const caData = Buffer.from(ca).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '  - name: stencil-local',
+    '    cluster:',
+    `      server: ${server}`,
+    `      certificate-authority-data: ${caData}`,
+    'users:',
+    '  - name: admin',
+    '    user:',
+    `      token: ${token}`,
+    'contexts:',
+    '  - name: stencil-local',
+    '    context: { cluster: stencil-local, user: admin, namespace: default }',
+    'current-context: stencil-local',
+    '',
+  ].join('\n');
+}
+
+interface Layout {
+  runDir: string;
+  etcdPort: number;
+  peerPort: number;
+  apiPort: number;
+  token: string;
+}
+
+function etcdArgs(l: Layout): string[] {
+  const client = `http://127.0.0.1:${l.etcdPort}`;
+  return [
+    `--data-dir=${join(l.runDir, 'etcd-data')}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=http://127.0.0.1:${l.peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${l.peerPort}`,
+    `--initial-cluster=default=http://127.0.0.1:${l.peerPort}`,
+    '--unsafe-no-fsync=true',
+    '--log-level=warn',
+  ];
+}
+
+function apiserverArgs(l: Layout, extra: string[]): string[] {
+  const pki = join(l.runDir, 'pki');
+  return [
+    `--etcd-servers=http://127.0.0.1:${l.etcdPort}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${l.apiPort}`,
+    `--cert-dir=${pki}`,
+    `--token-auth-file=${join(l.runDir, 'tokens.csv')}`,
+    '--authorization-mode=RBAC',
+    `--service-account-issuer=https://127.0.0.1:${l.apiPort}`,
+    `--service-account-key-file=${join(l.runDir, 'sa.pub')}`,
+    `--service-account-signing-key-file=${join(l.runDir, 'sa.key')}`,
+    '--service-cluster-ip-range=10.0.0.0/16',
+    '--disable-admission-plugins=ServiceAccount',
+    '--allow-privileged=true',
+    // Without a default route the API server cannot pick an address to advertise; this one is
+    // only written into the `kubernetes` Service's endpoints, which nothing here connects to.
+    ...(hasDefaultRoute() ? [] : ['--advertise-address=10.0.1.1', '--endpoint-reconciler-type=none']),
+    ...extra,
+  ];
+}
+
+function prepareRunDir(): Layout & { runDir: string } {
+  const runDir = mkdtempSync(join(baseDir(), RUN_PREFIX));
+  writeFileSync(join(runDir, 'owner.pid'), String(process.pid));
+  mkdirSync(join(runDir, 'pki'));
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(join(runDir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`, { mode: 0o600 });
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(join(runDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(join(runDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  return { runDir, token, etcdPort: 0, peerPort: 0, apiPort: 0 };
+}
+
+async function startApiserver(
+  binaries: Binaries,
+  layout: Layout,
+  etcd: Managed,
+  options: ControlPlaneOptions,
+): Promise<{ apiserver: Managed; ca: string }> {
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const apiserver = launch(
+    'kube-apiserver',
+    binaries.kubeApiserver,
+    apiserverArgs(layout, options.extraApiserverArgs ?? []),
+    join(layout.runDir, 'kube-apiserver.log'),
+  );
+  const server = `https://127.0.0.1:${layout.apiPort}`;
+  const certPath = join(layout.runDir, 'pki', 'apiserver.crt');
+  const processes = [etcd, apiserver];
+  await waitUntil('kube-apiserver /readyz', deadline, processes, async () => {
+    if (!existsSync(certPath)) return false;
+    const res = await send({ server, token: layout.token, ca: readFileSync(certPath, 'utf8') }, 'GET', '/readyz');
+    return res.status === 200;
+  });
+  const ca = readFileSync(certPath, 'utf8');
+  await waitUntil('namespace default', deadline, processes, async () => {
+    const res = await send({ server, token: layout.token, ca }, 'GET', '/api/v1/namespaces/default');
+    return res.status === 200;
+  });
+  return { apiserver, ca };
+}
+
+async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = options.log ?? console.log;
+  const started = Date.now();
+  const layout = prepareRunDir();
+  [layout.etcdPort, layout.peerPort, layout.apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const etcd = launch('etcd', binaries.etcd, etcdArgs(layout), join(layout.runDir, 'etcd.log'));
+  let apiserver: Managed | undefined;
+  const recordPids = (): void =>
+    writeFileSync(join(layout.runDir, 'children.pids'), [etcd.child.pid, apiserver?.child.pid].filter(Boolean).join(' '));
+  recordPids();
+  const stopAll = async (): Promise<void> => {
+    if (apiserver) await terminate(apiserver);
+    await terminate(etcd);
+  };
+  try {
+    await waitUntil('etcd /health', deadline, [etcd], async () => {
+      const res = await send({ server: `http://127.0.0.1:${layout.etcdPort}`, token: '' }, 'GET', '/health');
+      return res.status === 200;
+    });
+    const started2 = await startApiserver(binaries, layout, etcd, options);
+    apiserver = started2.apiserver;
+    recordPids();
+    const server = `https://127.0.0.1:${layout.apiPort}`;
+    const ca = started2.ca;
+    const version = JSON.parse((await send({ server, token: layout.token, ca }, 'GET', '/version')).body) as { gitVersion: string };
+    const config = kubeconfig(server, ca, layout.token);
+    const kubeconfigPath = join(layout.runDir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, config, { mode: 0o600 });
+    if (options.kubeconfigPath) writeFileSync(options.kubeconfigPath, config, { mode: 0o600 });
+    log(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: kube-apiserver ${version.gitVersion} at ${server} (binaries: ${binaries.source})`);
+    const plane: ControlPlane = {
+      server,
+      token: layout.token,
+      ca,
+      kubeconfigPath,
+      runDir: layout.runDir,
+      version: version.gitVersion,
+      pids: () => ({ etcd: etcd.child.pid, kubeApiserver: apiserver?.child.pid }),
+      restartApiserver: async () => {
+        if (apiserver) await terminate(apiserver);
+        apiserver = (await startApiserver(binaries, layout, etcd, options)).apiserver;
+        recordPids();
+      },
+      stop: async () => {
+        await stopAll();
+        rmSync(layout.runDir, { recursive: true, force: true });
+      },
+    };
+    return plane;
+  } catch (err) {
+    await stopAll();
+    rmSync(layout.runDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/**
+ * Builds (if needed) and starts etcd + kube-apiserver, resolving once the API server is ready.
+ * Retries twice when a randomly chosen port was taken meanwhile.
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? console.log;
+  sweepStaleRuns(log);
+  const binaries = await ensureBinaries(log);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(binaries, options);
+    } catch (err) {
+      const portClash = /address already in use/.test(String(err));
+      if (!portClash || attempt >= 3) throw err;
+      log(`control plane start attempt ${attempt} hit a port clash; retrying`);
+    }
+  }
+}
