@@ -32,22 +32,12 @@ export const CRD_SCHEMAS = {
             'x-kubernetes-list-type': 'map',
             'x-kubernetes-list-map-keys': ['name'],
             items: {
+              description:
+                'A parameter value: set exactly one of value or valueFrom; defaultValue only together with valueFrom.',
               type: 'object',
               required: ['name'],
-              'x-kubernetes-validations': [
-                {
-                  rule: 'has(self.value) != has(self.valueFrom)',
-                  message: 'exactly one of value or valueFrom must be set',
-                },
-                {
-                  rule: '!has(self.defaultValue) || has(self.valueFrom)',
-                  message: 'defaultValue is only allowed together with valueFrom',
-                },
-                {
-                  rule: '!(has(self.value) && has(self.defaultValue))',
-                  message: 'value and defaultValue cannot both be set',
-                },
-              ],
+              oneOf: [{ required: ['value'] }, { required: ['valueFrom'] }],
+              not: { required: ['value', 'defaultValue'] },
               properties: {
                 name: {
                   type: 'string',

@@ -20,11 +20,6 @@ export const CEL_RULES: Readonly<Record<string, Rule>> = {
     !(isTrue(self, 'required') && isTrue(self, 'disableOverride')),
   '!self.exists(n, n == "*") || self.size() == 1': (self) =>
     !Array.isArray(self) || !self.includes('*') || self.length === 1,
-  'has(self.value) != has(self.valueFrom)': (self) => has(self, 'value') !== has(self, 'valueFrom'),
-  '!has(self.defaultValue) || has(self.valueFrom)': (self) =>
-    !has(self, 'defaultValue') || has(self, 'valueFrom'),
-  '!(has(self.value) && has(self.defaultValue))': (self) =>
-    !(has(self, 'value') && has(self, 'defaultValue')),
   '[has(self.secretKeyRef), has(self.configMapKeyRef), has(self.objectFieldRef)].filter(s, s).size() == 1': (
     self,
   ) => countSet(self, ['secretKeyRef', 'configMapKeyRef', 'objectFieldRef']) === 1,

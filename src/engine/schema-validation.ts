@@ -18,7 +18,8 @@ interface CelRule {
 }
 
 function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true });
+  // strictRequired is off: Kubernetes schemas name required fields inside oneOf/not branches.
+  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, verbose: true });
   addFormats.default(ajv, ['date-time']);
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
   ajv.addVocabulary([
@@ -135,6 +136,12 @@ function toProblem(error: ErrorObject): Problem {
     }
     case 'type':
       return problem(path, `Invalid value: "${typeName(error.data)}": must be of type ${String(params.type)}`);
+    case 'oneOf': {
+      const found = (params.passingSchemas as number[] | null) ? 'found more than one' : 'found none';
+      return problem(path, `Invalid value: "object": must validate one and only one schema (oneOf): ${requiredHint(error.schema, 'exactly one of')} (${found})`);
+    }
+    case 'not':
+      return problem(path, `Invalid value: "object": must not validate the schema (not): ${notHint(error.schema)}`);
     case 'x-kubernetes-validations':
       return problem(path, `Invalid value: ${describe(error.data)}: ${error.message ?? ''}`);
     case 'minLength':
@@ -150,6 +157,22 @@ function toProblem(error: ErrorObject): Problem {
     default:
       return problem(path, `Invalid value: ${describe(error.data)}: ${error.message ?? error.keyword}`);
   }
+}
+
+/** `exactly one of value, valueFrom must be set` from `oneOf: [{required: [value]}, ...]`. */
+function requiredHint(branches: unknown, lead: string): string {
+  const names = Array.isArray(branches) ? branches.flatMap((b: { required?: string[] }) => b.required ?? []) : [];
+  return `${lead} ${names.join(', ')} must be set`;
+}
+
+function notHint(schema: unknown): string {
+  const names = (schema as { required?: string[] }).required ?? [];
+  return `${names.join(' and ')} cannot all be set together`;
+}
+
+/** Errors inside oneOf/anyOf/not branches only explain the combinator's own error. */
+function isBranchError(error: ErrorObject): boolean {
+  return /\/(oneOf|anyOf|not)\//.test(error.schemaPath);
 }
 
 function metadataProblems(object: Record<string, unknown>): Problem[] {
@@ -171,7 +194,7 @@ export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
   const valid = validate(object);
   const problems = valid
     ? []
-    : (validate.errors ?? []).map((e) => toProblem({ ...e, data: dataAt(object, e.instancePath) }));
+    : (validate.errors ?? []).filter((e) => !isBranchError(e)).map(toProblem);
   return [...metadataProblems(object as Record<string, unknown>), ...withoutTypeFollowUps(problems)];
 }
 
@@ -181,12 +204,3 @@ function withoutTypeFollowUps(problems: Problem[]): Problem[] {
   return problems.filter((p) => !mistyped.has(p.path) || p.message.includes('must be of type'));
 }
 
-function dataAt(root: unknown, pointer: string): unknown {
-  let node: unknown = root;
-  for (const raw of pointer.split('/').slice(1)) {
-    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Record<string, unknown>)[segment];
-  }
-  return node;
-}

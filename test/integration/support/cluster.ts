@@ -27,6 +27,15 @@ export async function freshNamespace(cluster: TestCluster, prefix: string, label
   return name;
 }
 
+/**
+ * A schema combinator (oneOf/not) error has field "<nil>" and names its path in the message; the
+ * note "some validation rules were not checked" has no path at all and yields ''.
+ */
+function causeField(cause: { field?: string; message?: string }): string {
+  if (cause.field && cause.field !== '<nil>') return cause.field;
+  return /"([^"]+)" must/.exec(cause.message ?? '')?.[1] ?? '';
+}
+
 export interface ServerRejection {
   status: number;
   message: string;
@@ -39,11 +48,11 @@ export function asRejection(err: unknown): ServerRejection {
   if (!(err instanceof k8s.ApiException)) throw err;
   const status = JSON.parse(String(err.body)) as {
     message?: string;
-    details?: { causes?: { field?: string }[] };
+    details?: { causes?: { field?: string; message?: string }[] };
   };
   return {
     status: err.code,
     message: status.message ?? '',
-    fields: (status.details?.causes ?? []).map((c) => c.field ?? ''),
+    fields: (status.details?.causes ?? []).map(causeField).filter((f) => f !== ''),
   };
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# `npm run verify`: the one thing CI runs. Fails on a stale generated file, formatting, lint,
+# type errors or any failing test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "generate"
+npm run --silent generate
+generated=(src/api/schemas.generated.ts)
+if [ -n "$(git status --porcelain -- "${generated[@]}")" ]; then
+  git --no-pager diff -- "${generated[@]}" | head -50
+  echo "generated files are out of date: run 'npm run generate' and commit the result" >&2
+  exit 1
+fi
+
+step "format"
+npm run --silent format:check
+step "lint"
+npm run --silent lint
+step "typecheck"
+npm run --silent typecheck
+step "test"
+npm test
