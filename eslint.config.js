@@ -11,9 +11,16 @@ const dotI = {
   name: '@dot-i/k8s-operator',
   message: 'Only src/framework/ may use @dot-i/k8s-operator.',
 };
-const nodeIo = ['fs', 'http', 'https', 'net', 'child_process', 'os', 'process', 'fs/promises'].flatMap(
-  (m) => [m, `node:${m}`],
-);
+const nodeIo = [
+  'fs',
+  'http',
+  'https',
+  'net',
+  'child_process',
+  'os',
+  'process',
+  'fs/promises',
+].flatMap((m) => [m, `node:${m}`]);
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.cache/', '.local/', 'coverage/', 'charts/'] },
@@ -26,7 +33,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/explicit-function-return-type': ['error', { allowExpressions: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       complexity: ['error', 15],
       'max-depth': ['error', 4],
       'max-params': ['error', 5],
@@ -42,7 +52,10 @@ export default tseslint.config(
           paths: [clientNode, dotI],
           patterns: [
             { group: nodeIo, message: 'src/engine and src/api are pure: no I/O.' },
-            { group: ['../kube/*', '../framework/*', '../reconcile/*', '../webhook/*', '../cli*'], message: 'The engine imports only api/ and pure libraries.' },
+            {
+              group: ['../kube/*', '../framework/*', '../reconcile/*', '../webhook/*', '../cli*'],
+              message: 'The engine imports only api/ and pure libraries.',
+            },
           ],
         },
       ],
@@ -69,7 +82,12 @@ export default tseslint.config(
         'error',
         {
           paths: [clientNode, dotI],
-          patterns: [{ group: ['../kube/*', '../framework/*-impl*'], message: 'Reconcilers see ports and framework interfaces, never implementations.' }],
+          patterns: [
+            {
+              group: ['../kube/*', '../framework/*-impl*'],
+              message: 'Reconcilers see ports and framework interfaces, never implementations.',
+            },
+          ],
         },
       ],
     },

@@ -7,14 +7,19 @@ import { parse } from 'yaml';
 import * as prettier from 'prettier';
 
 interface Crd {
-  spec: { names: { kind: string }; versions: { name: string; schema: { openAPIV3Schema: unknown } }[] };
+  spec: {
+    names: { kind: string };
+    versions: { name: string; schema: { openAPIV3Schema: unknown } }[];
+  };
 }
 
 const root = join(import.meta.dirname, '..');
 const crdDir = join(root, 'config', 'crd');
 
 async function main(): Promise<void> {
-  const files = readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).sort();
+  const files = readdirSync(crdDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
   const entries: string[] = [];
   for (const file of files) {
     const crd = parse(readFileSync(join(crdDir, file), 'utf8')) as Crd;

@@ -1,7 +1,8 @@
 // The subset of Kubernetes object metadata Stencil reads and writes, as plain JSON.
 
 /** Any JSON value: what `value` and `defaultValue` accept. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
 export interface OwnerReference {

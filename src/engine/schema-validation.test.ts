@@ -5,7 +5,12 @@ import { toFieldPath, validateAgainstCrd } from './schema-validation.ts';
 
 describe('the offline CRD validator agrees with the API server', () => {
   it.each(CRD_CASES)('$name', ({ kind, spec, rejected }) => {
-    const problems = validateAgainstCrd(kind, { apiVersion: API_VERSION, kind, metadata: { name: 'x' }, spec });
+    const problems = validateAgainstCrd(kind, {
+      apiVersion: API_VERSION,
+      kind,
+      metadata: { name: 'x' },
+      spec,
+    });
     if (!rejected) {
       expect(problems).toEqual([]);
       return;
@@ -17,12 +22,19 @@ describe('the offline CRD validator agrees with the API server', () => {
 
 describe('schema validation beyond the table', () => {
   it('requires metadata.name', () => {
-    const problems = validateAgainstCrd('Template', { apiVersion: API_VERSION, kind: 'Template', metadata: {}, spec: { handlebars: 'x' } });
+    const problems = validateAgainstCrd('Template', {
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      metadata: {},
+      spec: { handlebars: 'x' },
+    });
     expect(problems).toEqual([expect.objectContaining({ path: 'metadata.name' })]);
   });
 
   it('rejects a document that is not a mapping', () => {
-    expect(validateAgainstCrd('Template', ['a'])[0]?.message).toContain('must be a YAML/JSON mapping');
+    expect(validateAgainstCrd('Template', ['a'])[0]?.message).toContain(
+      'must be a YAML/JSON mapping',
+    );
   });
 
   it('reports the actual type when a field has the wrong one (an unquoted YAML 1.1 off)', () => {
@@ -33,7 +45,10 @@ describe('schema validation beyond the table', () => {
       spec: { handlebars: 'x', sync: { mode: false } },
     });
     expect(problems).toEqual([
-      expect.objectContaining({ path: 'spec.sync.mode', message: 'Invalid value: "boolean": must be of type string' }),
+      expect.objectContaining({
+        path: 'spec.sync.mode',
+        message: 'Invalid value: "boolean": must be of type string',
+      }),
     ]);
   });
 

@@ -77,7 +77,11 @@ function duplicateKeyErrors(data: unknown, keys: string[]): Partial<ErrorObject>
     const key = Object.fromEntries(keys.map((k) => [k, (item as Record<string, unknown>)[k]]));
     const id = JSON.stringify(key);
     if (seen.has(id)) {
-      errors.push({ keyword: 'x-kubernetes-list-map-keys', message: `Duplicate value: ${id}`, params: { index } });
+      errors.push({
+        keyword: 'x-kubernetes-list-map-keys',
+        message: `Duplicate value: ${id}`,
+        params: { index },
+      });
     }
     seen.add(id);
   });
@@ -122,46 +126,52 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : `"${typeName(value)}"`;
 }
 
+type Describe = (error: ErrorObject, params: Record<string, unknown>) => string;
+
+/** Messages per ajv keyword, worded like the API server's. */
+const DESCRIBE: Record<string, Describe> = {
+  enum: (e, p) =>
+    `Unsupported value: ${JSON.stringify(e.data)}: supported values: ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+  type: (e, p) => `Invalid value: "${typeName(e.data)}": must be of type ${String(p.type)}`,
+  minLength: (e, p) =>
+    `Invalid value: ${describe(e.data)}: should be at least ${String(p.limit)} chars long`,
+  maxLength: (_e, p) => `Too long: may not be longer than ${String(p.limit)}`,
+  pattern: (e, p) => `Invalid value: ${describe(e.data)}: should match '${String(p.pattern)}'`,
+  maxItems: (_e, p) => `Too many: must have at most ${String(p.limit)} items`,
+  oneOf: (e, p) =>
+    `Invalid value: "object": must validate one and only one schema (oneOf): ${requiredHint(e.schema, 'exactly one of')} (${p.passingSchemas ? 'found more than one' : 'found none'})`,
+  not: (e) => `Invalid value: "object": must not validate the schema (not): ${notHint(e.schema)}`,
+  'x-kubernetes-validations': (e) => `Invalid value: ${describe(e.data)}: ${e.message ?? ''}`,
+};
+
 function toProblem(error: ErrorObject): Problem {
   const path = toFieldPath(error.instancePath);
   const params = error.params as Record<string, unknown>;
-  const at = (child: string): string => (path ? `${path}.${child}` : child);
-  const problem = (p: string, message: string): Problem => ({ path: p, reason: SCHEMA_REASON, message });
-  switch (error.keyword) {
-    case 'required':
-      return problem(at(String(params.missingProperty)), 'Required value');
-    case 'enum': {
-      const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
-      return problem(path, `Unsupported value: ${JSON.stringify(error.data)}: supported values: ${allowed}`);
-    }
-    case 'type':
-      return problem(path, `Invalid value: "${typeName(error.data)}": must be of type ${String(params.type)}`);
-    case 'oneOf': {
-      const found = (params.passingSchemas as number[] | null) ? 'found more than one' : 'found none';
-      return problem(path, `Invalid value: "object": must validate one and only one schema (oneOf): ${requiredHint(error.schema, 'exactly one of')} (${found})`);
-    }
-    case 'not':
-      return problem(path, `Invalid value: "object": must not validate the schema (not): ${notHint(error.schema)}`);
-    case 'x-kubernetes-validations':
-      return problem(path, `Invalid value: ${describe(error.data)}: ${error.message ?? ''}`);
-    case 'minLength':
-      return problem(path, `Invalid value: ${describe(error.data)}: should be at least ${String(params.limit)} chars long`);
-    case 'maxLength':
-      return problem(path, `Too long: may not be longer than ${String(params.limit)}`);
-    case 'pattern':
-      return problem(path, `Invalid value: ${describe(error.data)}: should match '${String(params.pattern)}'`);
-    case 'maxItems':
-      return problem(path, `Too many: must have at most ${String(params.limit)} items`);
-    case 'x-kubernetes-list-map-keys':
-      return problem(`${path}[${String(params.index)}]`, error.message ?? 'Duplicate value');
-    default:
-      return problem(path, `Invalid value: ${describe(error.data)}: ${error.message ?? error.keyword}`);
+  if (error.keyword === 'required') {
+    return {
+      path: path ? `${path}.${String(params.missingProperty)}` : String(params.missingProperty),
+      reason: SCHEMA_REASON,
+      message: 'Required value',
+    };
   }
+  if (error.keyword === 'x-kubernetes-list-map-keys') {
+    return {
+      path: `${path}[${String(params.index)}]`,
+      reason: SCHEMA_REASON,
+      message: error.message ?? 'Duplicate value',
+    };
+  }
+  const message =
+    DESCRIBE[error.keyword]?.(error, params) ??
+    `Invalid value: ${describe(error.data)}: ${error.message ?? error.keyword}`;
+  return { path, reason: SCHEMA_REASON, message };
 }
 
 /** `exactly one of value, valueFrom must be set` from `oneOf: [{required: [value]}, ...]`. */
 function requiredHint(branches: unknown, lead: string): string {
-  const names = Array.isArray(branches) ? branches.flatMap((b: { required?: string[] }) => b.required ?? []) : [];
+  const names = Array.isArray(branches)
+    ? branches.flatMap((b: { required?: string[] }) => b.required ?? [])
+    : [];
   return `${lead} ${names.join(', ')} must be set`;
 }
 
@@ -179,7 +189,9 @@ function metadataProblems(object: Record<string, unknown>): Problem[] {
   const metadata = object.metadata as Record<string, unknown> | undefined;
   const name = metadata?.name;
   if (typeof name === 'string' && name.length > 0) return [];
-  return [{ path: 'metadata.name', reason: SCHEMA_REASON, message: 'Required value: name is required' }];
+  return [
+    { path: 'metadata.name', reason: SCHEMA_REASON, message: 'Required value: name is required' },
+  ];
 }
 
 /**
@@ -195,12 +207,16 @@ export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
   const problems = valid
     ? []
     : (validate.errors ?? []).filter((e) => !isBranchError(e)).map(toProblem);
-  return [...metadataProblems(object as Record<string, unknown>), ...withoutTypeFollowUps(problems)];
+  return [
+    ...metadataProblems(object as Record<string, unknown>),
+    ...withoutTypeFollowUps(problems),
+  ];
 }
 
 /** A value of the wrong type fails its enum/length checks too; report only the type, as the server does. */
 function withoutTypeFollowUps(problems: Problem[]): Problem[] {
-  const mistyped = new Set(problems.filter((p) => p.message.includes('must be of type')).map((p) => p.path));
+  const mistyped = new Set(
+    problems.filter((p) => p.message.includes('must be of type')).map((p) => p.path),
+  );
   return problems.filter((p) => !mistyped.has(p.path) || p.message.includes('must be of type'));
 }
-

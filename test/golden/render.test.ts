@@ -18,8 +18,19 @@ const all = [...cases('samples'), ...cases('test/fixtures/render')];
 
 describe('golden renders', () => {
   it.each(all)('$name renders as expected.json says', async ({ dir }) => {
-    const objects = existsSync(join(dir, 'objects.yaml')) ? ['--objects', join(dir, 'objects.yaml')] : [];
-    const result = await main(['render', '--template', join(dir, 'template.yaml'), '--instance', join(dir, 'instance.yaml'), ...objects, '--output', 'json']);
+    const objects = existsSync(join(dir, 'objects.yaml'))
+      ? ['--objects', join(dir, 'objects.yaml')]
+      : [];
+    const result = await main([
+      'render',
+      '--template',
+      join(dir, 'template.yaml'),
+      '--instance',
+      join(dir, 'instance.yaml'),
+      ...objects,
+      '--output',
+      'json',
+    ]);
     expect(result.stderr).toBe('');
     const expectedPath = join(dir, 'expected.json');
     if (process.env.UPDATE_GOLDEN === '1') writeFileSync(expectedPath, result.stdout);

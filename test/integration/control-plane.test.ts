@@ -28,12 +28,17 @@ async function eventually(check: () => boolean, timeoutMs: number): Promise<bool
 
 describe('the test control plane', () => {
   it('fails with the last lines of each process log when kube-apiserver cannot start', async () => {
-    const error = await startControlPlane({ extraApiserverArgs: ['--no-such-flag=1'], log: () => undefined }).then(
+    const error = await startControlPlane({
+      extraApiserverArgs: ['--no-such-flag=1'],
+      log: () => undefined,
+    }).then(
       () => undefined,
       (err: Error) => err.message,
     );
     expect(error).toMatch(/^kube-apiserver exited \(1\)/);
-    expect(error).toMatch(/last lines of kube-apiserver .*\n(.*\n)*Error: unknown flag: --no-such-flag/);
+    expect(error).toMatch(
+      /last lines of kube-apiserver .*\n(.*\n)*Error: unknown flag: --no-such-flag/,
+    );
     expect(error).toMatch(/last lines of etcd .*\n\{"level"/);
   });
 
@@ -51,6 +56,8 @@ describe('the test control plane', () => {
 
     owner.kill('SIGKILL');
 
-    expect(await eventually(() => !isRunning(pids.etcd) && !isRunning(pids.kubeApiserver), 10_000)).toBe(true);
+    expect(
+      await eventually(() => !isRunning(pids.etcd) && !isRunning(pids.kubeApiserver), 10_000),
+    ).toBe(true);
   });
 });

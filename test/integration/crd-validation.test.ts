@@ -19,13 +19,14 @@ describe('the API server enforces the CRD rules', () => {
     const name = `case-${i}`;
     const body = { apiVersion: API_VERSION, kind, metadata: { name }, spec };
     const target = { group: GROUP, version: VERSION, namespace, plural: plural[kind] };
-    const outcome = await cluster.custom.createNamespacedCustomObject({ ...target, body }).then(
-      () => undefined,
-      asRejection,
-    );
+    const outcome = await cluster.custom
+      .createNamespacedCustomObject({ ...target, body })
+      .then(() => undefined, asRejection);
     if (!rejected) {
       expect(outcome).toBeUndefined();
-      const stored = (await cluster.custom.getNamespacedCustomObject({ ...target, name })) as { spec: unknown };
+      const stored = (await cluster.custom.getNamespacedCustomObject({ ...target, name })) as {
+        spec: unknown;
+      };
       expect(stored.spec).toEqual(spec);
       return;
     }

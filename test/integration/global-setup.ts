@@ -18,7 +18,12 @@ let plane: ControlPlane | undefined;
 export async function setup(project: TestProject): Promise<void> {
   plane = await startControlPlane({ log: (line) => console.log(`[control-plane] ${line}`) });
   const crdDir = join(import.meta.dirname, '..', '..', 'config', 'crd');
-  await installCrds(plane, readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).map((f) => join(crdDir, f)));
+  await installCrds(
+    plane,
+    readdirSync(crdDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => join(crdDir, f)),
+  );
   project.provide('kubeconfig', plane.kubeconfigPath);
   project.provide('kubeServer', plane.server);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

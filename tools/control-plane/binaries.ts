@@ -103,11 +103,17 @@ async function build(tool: Tool, target: string, log: Log): Promise<void> {
   const dir = join(target, '..');
   mkdirSync(dir, { recursive: true });
   const partial = `${target}.partial`;
-  log(`building ${tool.binary} ${tool.version} with Go (first run on this machine; takes minutes)...`);
+  log(
+    `building ${tool.binary} ${tool.version} with Go (first run on this machine; takes minutes)...`,
+  );
   const started = Date.now();
   const args = ['build', '-trimpath', '-ldflags', tool.ldflags, '-o', partial, tool.pkg];
   const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
-  const child = spawn('go', args, { cwd: tool.moduleDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('go', args, {
+    cwd: tool.moduleDir,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const ticker = setInterval(() => {
@@ -119,7 +125,8 @@ async function build(tool: Tool, target: string, log: Log): Promise<void> {
       child.on('error', reject);
       child.on('exit', resolve);
     });
-    if (code !== 0) throw new Error(`go build of ${tool.binary} failed (exit ${code}):\n${stderr.slice(-4000)}`);
+    if (code !== 0)
+      throw new Error(`go build of ${tool.binary} failed (exit ${code}):\n${stderr.slice(-4000)}`);
   } finally {
     clearInterval(ticker);
   }

@@ -2,4 +2,6 @@
 import { ensureBinaries } from './binaries.ts';
 
 const binaries = await ensureBinaries();
-console.log(`control-plane binaries (${binaries.source}):\n  ${binaries.kubeApiserver}\n  ${binaries.etcd}`);
+console.log(
+  `control-plane binaries (${binaries.source}):\n  ${binaries.kubeApiserver}\n  ${binaries.etcd}`,
+);

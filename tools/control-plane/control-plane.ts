@@ -2,7 +2,15 @@
 // integration tests and `npm run local`. The API server generates its own serving certificate;
 // the admin authenticates with a static token in group system:masters; RBAC is on.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,7 +80,10 @@ function sweepStaleRuns(log: Log): void {
     const dir = join(baseDir(), entry);
     const owner = Number(readFileOr(join(dir, 'owner.pid'), '0'));
     if (owner && isAlive(owner)) continue;
-    for (const pid of readFileOr(join(dir, 'children.pids'), '').split(/\s+/).filter(Boolean).map(Number)) {
+    for (const pid of readFileOr(join(dir, 'children.pids'), '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number)) {
       if (isAlive(pid)) {
         log(`killing leftover control-plane process ${pid} from ${dir}`);
         process.kill(pid, 'SIGKILL');
@@ -105,9 +116,13 @@ async function waitUntil(
 ): Promise<void> {
   for (;;) {
     const dead = processes.find((m) => m.exited !== undefined);
-    if (dead) throw new Error(`${dead.name} exited (${dead.exited}) while waiting for ${what}\n${describeLogs(processes)}`);
+    if (dead)
+      throw new Error(
+        `${dead.name} exited (${dead.exited}) while waiting for ${what}\n${describeLogs(processes)}`,
+      );
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${describeLogs(processes)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\n${describeLogs(processes)}`);
     await new Promise((r) => setTimeout(r, 150));
   }
 }
@@ -173,7 +188,9 @@ function apiserverArgs(l: Layout, extra: string[]): string[] {
     '--allow-privileged=true',
     // Without a default route the API server cannot pick an address to advertise; this one is
     // only written into the `kubernetes` Service's endpoints, which nothing here connects to.
-    ...(hasDefaultRoute() ? [] : ['--advertise-address=10.0.1.1', '--endpoint-reconciler-type=none']),
+    ...(hasDefaultRoute()
+      ? []
+      : ['--advertise-address=10.0.1.1', '--endpoint-reconciler-type=none']),
     ...extra,
   ];
 }
@@ -183,7 +200,9 @@ function prepareRunDir(): Layout & { runDir: string } {
   writeFileSync(join(runDir, 'owner.pid'), String(process.pid));
   mkdirSync(join(runDir, 'pki'));
   const token = randomBytes(24).toString('hex');
-  writeFileSync(join(runDir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`, { mode: 0o600 });
+  writeFileSync(join(runDir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`, {
+    mode: 0o600,
+  });
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(runDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(runDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
@@ -208,12 +227,20 @@ async function startApiserver(
   const processes = [etcd, apiserver];
   await waitUntil('kube-apiserver /readyz', deadline, processes, async () => {
     if (!existsSync(certPath)) return false;
-    const res = await send({ server, token: layout.token, ca: readFileSync(certPath, 'utf8') }, 'GET', '/readyz');
+    const res = await send(
+      { server, token: layout.token, ca: readFileSync(certPath, 'utf8') },
+      'GET',
+      '/readyz',
+    );
     return res.status === 200;
   });
   const ca = readFileSync(certPath, 'utf8');
   await waitUntil('namespace default', deadline, processes, async () => {
-    const res = await send({ server, token: layout.token, ca }, 'GET', '/api/v1/namespaces/default');
+    const res = await send(
+      { server, token: layout.token, ca },
+      'GET',
+      '/api/v1/namespaces/default',
+    );
     return res.status === 200;
   });
   return { apiserver, ca };
@@ -223,12 +250,19 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
   const log = options.log ?? console.log;
   const started = Date.now();
   const layout = prepareRunDir();
-  [layout.etcdPort, layout.peerPort, layout.apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  [layout.etcdPort, layout.peerPort, layout.apiPort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   const etcd = launch('etcd', binaries.etcd, etcdArgs(layout), join(layout.runDir, 'etcd.log'));
   let apiserver: Managed | undefined;
   const recordPids = (): void =>
-    writeFileSync(join(layout.runDir, 'children.pids'), [etcd.child.pid, apiserver?.child.pid].filter(Boolean).join(' '));
+    writeFileSync(
+      join(layout.runDir, 'children.pids'),
+      [etcd.child.pid, apiserver?.child.pid].filter(Boolean).join(' '),
+    );
   recordPids();
   const stopAll = async (): Promise<void> => {
     if (apiserver) await terminate(apiserver);
@@ -236,7 +270,11 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
   };
   try {
     await waitUntil('etcd /health', deadline, [etcd], async () => {
-      const res = await send({ server: `http://127.0.0.1:${layout.etcdPort}`, token: '' }, 'GET', '/health');
+      const res = await send(
+        { server: `http://127.0.0.1:${layout.etcdPort}`, token: '' },
+        'GET',
+        '/health',
+      );
       return res.status === 200;
     });
     const started2 = await startApiserver(binaries, layout, etcd, options);
@@ -244,12 +282,16 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
     recordPids();
     const server = `https://127.0.0.1:${layout.apiPort}`;
     const ca = started2.ca;
-    const version = JSON.parse((await send({ server, token: layout.token, ca }, 'GET', '/version')).body) as { gitVersion: string };
+    const version = JSON.parse(
+      (await send({ server, token: layout.token, ca }, 'GET', '/version')).body,
+    ) as { gitVersion: string };
     const config = kubeconfig(server, ca, layout.token);
     const kubeconfigPath = join(layout.runDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, config, { mode: 0o600 });
     if (options.kubeconfigPath) writeFileSync(options.kubeconfigPath, config, { mode: 0o600 });
-    log(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: kube-apiserver ${version.gitVersion} at ${server} (binaries: ${binaries.source})`);
+    log(
+      `control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: kube-apiserver ${version.gitVersion} at ${server} (binaries: ${binaries.source})`,
+    );
     const plane: ControlPlane = {
       server,
       token: layout.token,

@@ -10,7 +10,11 @@ interface Crd {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
-export async function installCrds(endpoint: Endpoint, files: string[], timeoutMs = 30_000): Promise<void> {
+export async function installCrds(
+  endpoint: Endpoint,
+  files: string[],
+  timeoutMs = 30_000,
+): Promise<void> {
   const crds = files.flatMap((file) =>
     parseAllDocuments(readFileSync(file, 'utf8'))
       .map((doc) => doc.toJS() as Crd | null)
@@ -19,22 +23,30 @@ export async function installCrds(endpoint: Endpoint, files: string[], timeoutMs
   for (const crd of crds) {
     const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}?fieldManager=stencil-harness&force=true`;
     const res = await send(endpoint, 'PATCH', path, crd, 'application/apply-patch+yaml');
-    if (res.status >= 300) throw new Error(`applying CRD ${crd.metadata.name}: HTTP ${res.status}: ${res.body}`);
+    if (res.status >= 300)
+      throw new Error(`applying CRD ${crd.metadata.name}: HTTP ${res.status}: ${res.body}`);
   }
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
     for (;;) {
       if (await isServed(endpoint, crd)) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not established within ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`CRD ${crd.metadata.name} not established within ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 }
 
 async function isServed(endpoint: Endpoint, crd: Crd): Promise<boolean> {
-  const res = await send(endpoint, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+  const res = await send(
+    endpoint,
+    'GET',
+    `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+  );
   const live = JSON.parse(res.body) as Crd;
-  const established = live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  const established = live.status?.conditions?.some(
+    (c) => c.type === 'Established' && c.status === 'True',
+  );
   if (!established) return false;
   for (const version of crd.spec.versions.filter((v) => v.served)) {
     const discovery = await send(endpoint, 'GET', `/apis/${crd.spec.group}/${version.name}`);

@@ -65,6 +65,9 @@ export function tail(path: string, lines = 40): string {
 
 export function describeLogs(processes: Managed[]): string {
   return processes
-    .map((m) => `--- last lines of ${m.name} (${m.logPath})${m.exited !== undefined ? `, exited ${m.exited}` : ''} ---\n${tail(m.logPath)}`)
+    .map(
+      (m) =>
+        `--- last lines of ${m.name} (${m.logPath})${m.exited !== undefined ? `, exited ${m.exited}` : ''} ---\n${tail(m.logPath)}`,
+    )
     .join('\n');
 }

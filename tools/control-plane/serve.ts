@@ -9,7 +9,13 @@ const plane = await startControlPlane({
   log: (line) => console.error(line),
   ...(values.kubeconfig ? { kubeconfigPath: values.kubeconfig } : {}),
 });
-console.log(JSON.stringify({ kubeconfig: values.kubeconfig ?? plane.kubeconfigPath, server: plane.server, pids: plane.pids() }));
+console.log(
+  JSON.stringify({
+    kubeconfig: values.kubeconfig ?? plane.kubeconfigPath,
+    server: plane.server,
+    pids: plane.pids(),
+  }),
+);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     void plane.stop().then(() => process.exit(0));

@@ -21,7 +21,11 @@ export function connect(): TestCluster {
 }
 
 /** Creates a uniquely named namespace, e.g. `crd-validation-3f9a1c`. */
-export async function freshNamespace(cluster: TestCluster, prefix: string, labels?: Record<string, string>): Promise<string> {
+export async function freshNamespace(
+  cluster: TestCluster,
+  prefix: string,
+  labels?: Record<string, string>,
+): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await cluster.core.createNamespace({ body: { metadata: { name, labels } } });
   return name;

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// The `stencil` command: `render` and `validate` (offline, the operator's own code path).
+// Every failure is one clear line on stderr with exit code 1 (checks failed) or 2 (bad usage or
+// unreadable files); never a stack trace.
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { renderCommand, RENDER_USAGE, type CommandResult } from './cli/render-command.ts';
+import { validateCommand, VALIDATE_USAGE } from './cli/validate-command.ts';
+import { UsageError } from './cli/manifest-files.ts';
+
+const USAGE = [
+  'usage: stencil <command> [flags]',
+  '',
+  'commands:',
+  `  ${RENDER_USAGE.replace('usage: ', '')}`,
+  `  ${VALIDATE_USAGE.replace('usage: ', '')}`,
+].join('\n');
+
+export async function main(argv: string[]): Promise<CommandResult> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined)
+      throw new UsageError('no command given (commands: render, validate; see stencil --help)');
+    switch (command) {
+      case 'render':
+        return await renderCommand(rest);
+      case 'validate':
+        return validateCommand(rest);
+      case 'help':
+      case '--help':
+      case '-h':
+        return { exitCode: 0, stdout: `${USAGE}\n`, stderr: '' };
+      default:
+        throw new UsageError(
+          `unknown command "${command}" (commands: render, validate; see stencil --help)`,
+        );
+    }
+  } catch (err) {
+    if (err instanceof UsageError)
+      return { exitCode: 2, stdout: '', stderr: `stencil: ${err.message}\n` };
+    return {
+      exitCode: 2,
+      stdout: '',
+      stderr: `stencil: internal error: ${(err as Error).message}\n`,
+    };
+  }
+}
+
+// Run only when executed as the program (also through the npm bin symlink), not when imported.
+const entry = process.argv[1] ? pathToFileURL(realpathSync(process.argv[1])).href : '';
+if (import.meta.url === entry) {
+  const result = await main(process.argv.slice(2));
+  process.stdout.write(result.stdout);
+  process.stderr.write(result.stderr);
+  process.exitCode = result.exitCode;
+}

@@ -1,0 +1,56 @@
+// Reads YAML/JSON manifest files for the CLI. Parsing follows YAML 1.1, as kubectl does (so an
+// unquoted `off` is a boolean there too); unreadable or unparsable files are usage errors.
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+
+/** A failure the user fixes by changing the command line or a file: exit code 2. */
+export class UsageError extends Error {}
+
+export interface LoadedDocument {
+  file: string;
+  /** 1-based index of the document in its file. */
+  index: number;
+  value: unknown;
+}
+
+export function readDocuments(file: string): LoadedDocument[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true });
+  if (!Array.isArray(docs)) throw new UsageError(`${file}: not a YAML stream`);
+  const loaded: LoadedDocument[] = [];
+  docs.forEach((doc, i) => {
+    const error = doc.errors[0];
+    if (error) {
+      const line = error.linePos?.[0]?.line;
+      throw new UsageError(
+        `${file}: document ${i + 1}${line ? `, line ${line}` : ''}: ${error.message.split('\n')[0]}`,
+      );
+    }
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) return;
+    loaded.push({ file, index: i + 1, value });
+  });
+  return loaded;
+}
+
+export function kindOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const kind = (value as { kind?: unknown }).kind;
+  return typeof kind === 'string' ? kind : undefined;
+}
+
+/** Reads a file that must hold exactly one object of `kind`. */
+export function readSingle(file: string, kind: string): unknown {
+  const docs = readDocuments(file).filter((d) => kindOf(d.value) === kind);
+  if (docs.length !== 1) {
+    throw new UsageError(`${file}: expected exactly one ${kind}, found ${docs.length}`);
+  }
+  return docs[0]!.value;
+}

@@ -1,0 +1,131 @@
+// `stencil render`: renders an instance offline exactly as the operator would (the same
+// evaluateInstance path), resolving valueFrom against the objects in --objects files.
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../api/object-meta.ts';
+import type { Template } from '../api/template.ts';
+import type { TemplateInstance } from '../api/template-instance.ts';
+import { readyCondition } from '../engine/conditions.ts';
+import { evaluateInstance, templateRefOf } from '../engine/instance-evaluation.ts';
+import { MemorySource } from '../engine/memory-source.ts';
+import { formatProblem } from '../engine/problem.ts';
+import { validateAgainstCrd, type CrdKind } from '../engine/schema-validation.ts';
+import { readDocuments, readSingle, UsageError } from './manifest-files.ts';
+
+export const RENDER_USAGE =
+  'usage: stencil render --template T.yaml --instance I.yaml [--objects O.yaml]... [--output yaml|json]';
+
+export interface CommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+function checked<T>(kind: CrdKind, file: string, value: unknown): T {
+  const problems = validateAgainstCrd(kind, value);
+  if (problems.length > 0)
+    throw new UsageError(`${file}: invalid ${kind}: ${problems.map(formatProblem).join('; ')}`);
+  return value as T;
+}
+
+function parse(argv: string[]): {
+  template: string;
+  instance: string;
+  objects: string[];
+  output: 'yaml' | 'json';
+} {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        template: { type: 'string' },
+        instance: { type: 'string' },
+        objects: { type: 'string', multiple: true },
+        output: { type: 'string', short: 'o', default: 'yaml' },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message} (${RENDER_USAGE})`);
+  }
+  if (!values.template || !values.instance)
+    throw new UsageError(`--template and --instance are required (${RENDER_USAGE})`);
+  if (values.output !== 'yaml' && values.output !== 'json')
+    throw new UsageError(`--output must be yaml or json (${RENDER_USAGE})`);
+  return {
+    template: values.template,
+    instance: values.instance,
+    objects: values.objects ?? [],
+    output: values.output,
+  };
+}
+
+function withDefaults(
+  instance: TemplateInstance,
+  template: Template,
+): { instance: TemplateInstance; template: Template } {
+  const namespace = instance.metadata.namespace ?? 'default';
+  const fixedInstance = { ...instance, metadata: { ...instance.metadata, namespace } };
+  const ref = templateRefOf(fixedInstance);
+  const fixedTemplate = {
+    ...template,
+    metadata: { ...template.metadata, namespace: template.metadata.namespace ?? ref.namespace },
+  };
+  return { instance: fixedInstance, template: fixedTemplate };
+}
+
+export async function renderCommand(argv: string[]): Promise<CommandResult> {
+  const args = parse(argv);
+  const template = checked<Template>(
+    'Template',
+    args.template,
+    readSingle(args.template, 'Template'),
+  );
+  const loaded = withDefaults(
+    checked<TemplateInstance>(
+      'TemplateInstance',
+      args.instance,
+      readSingle(args.instance, 'TemplateInstance'),
+    ),
+    template,
+  );
+  const objects = args.objects.flatMap((file) =>
+    readDocuments(file).map((d) => d.value as KubeObject),
+  );
+  const { instance } = loaded;
+  const ref = templateRefOf(instance);
+  const matches =
+    loaded.template.metadata.name === ref.name &&
+    loaded.template.metadata.namespace === ref.namespace;
+  const namespace = objects.find(
+    (o) => o.kind === 'Namespace' && o.metadata.name === instance.metadata.namespace,
+  );
+  const evaluation = await evaluateInstance({
+    instance,
+    template: matches ? loaded.template : undefined,
+    namespaceLabels: namespace?.metadata.labels ?? {},
+    port: new MemorySource(objects),
+  });
+  const conditions = [...evaluation.conditions, readyCondition(evaluation.conditions)];
+  const exitCode = evaluation.ok ? 0 : 1;
+  if (args.output === 'json') {
+    const phase = evaluation.ok ? 'Ready' : 'Failed';
+    const report = {
+      phase,
+      conditions,
+      resolvedParameters: evaluation.resolved?.status ?? [],
+      resources: evaluation.resources,
+    };
+    return { exitCode, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
+  }
+  if (!evaluation.ok) {
+    const failedCondition = conditions[conditions.length - 2]!;
+    return {
+      exitCode,
+      stdout: '',
+      stderr: `${failedCondition.type}=False ${failedCondition.reason}: ${failedCondition.message}\n`,
+    };
+  }
+  const yaml = evaluation.resources.map((r) => stringify(r, { version: '1.1' })).join('---\n');
+  return { exitCode, stdout: yaml, stderr: '' };
+}

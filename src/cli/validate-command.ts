@@ -1,0 +1,92 @@
+// `stencil validate FILE...`: the static checks of Templates (schema, Handlebars, references,
+// literal defaults, dry run) and of instances (schema, and against a Template in the same files).
+import type { Template } from '../api/template.ts';
+import type { TemplateInstance } from '../api/template-instance.ts';
+import { checkInstanceStatically } from '../engine/instance-checks.ts';
+import { templateRefOf } from '../engine/instance-evaluation.ts';
+import { formatProblem, type Problem } from '../engine/problem.ts';
+import { validateAgainstCrd } from '../engine/schema-validation.ts';
+import { evaluateTemplate } from '../engine/template-evaluation.ts';
+import { kindOf, readDocuments, UsageError, type LoadedDocument } from './manifest-files.ts';
+import type { CommandResult } from './render-command.ts';
+
+export const VALIDATE_USAGE = 'usage: stencil validate FILE...';
+
+function nameOf(value: unknown): string {
+  const metadata = (value as { metadata?: { name?: unknown; namespace?: unknown } }).metadata;
+  const name = typeof metadata?.name === 'string' ? metadata.name : '(unnamed)';
+  return typeof metadata?.namespace === 'string' ? `${metadata.namespace}/${name}` : name;
+}
+
+function problemLines(prefix: string, problems: Problem[]): string[] {
+  return problems.map((p) => `${prefix}: ${p.reason}: ${formatProblem(p)}`);
+}
+
+function templateLines(doc: LoadedDocument, prefix: string): { lines: string[]; ok: boolean } {
+  const evaluation = evaluateTemplate(doc.value);
+  if (evaluation.problems.length > 0)
+    return { lines: problemLines(prefix, evaluation.problems), ok: false };
+  const dry = evaluation.conditions.find((c) => c.type === 'DryRunRendered');
+  if (evaluation.phase !== 'Valid')
+    return { lines: [`${prefix}: ${dry?.reason ?? ''}: ${dry?.message ?? ''}`], ok: false };
+  return { lines: [`${prefix}: valid (${dry?.reason ?? ''}: ${dry?.message ?? ''})`], ok: true };
+}
+
+function instanceLines(
+  doc: LoadedDocument,
+  prefix: string,
+  templates: Map<string, Template>,
+): { lines: string[]; ok: boolean } {
+  const schema = validateAgainstCrd('TemplateInstance', doc.value);
+  if (schema.length > 0) return { lines: problemLines(prefix, schema), ok: false };
+  const instance = doc.value as TemplateInstance;
+  const withNamespace = {
+    ...instance,
+    metadata: { ...instance.metadata, namespace: instance.metadata.namespace ?? 'default' },
+  };
+  const ref = templateRefOf(withNamespace);
+  const template = templates.get(`${ref.namespace}/${ref.name}`) ?? templates.get(`*/${ref.name}`);
+  if (!template)
+    return {
+      lines: [
+        `${prefix}: valid (schema only; Template ${ref.namespace}/${ref.name} is not among the files)`,
+      ],
+      ok: true,
+    };
+  const problems = checkInstanceStatically(template, withNamespace);
+  if (problems.length > 0) return { lines: problemLines(prefix, problems), ok: false };
+  return { lines: [`${prefix}: valid against Template ${nameOf(template)}`], ok: true };
+}
+
+function templatesByName(docs: LoadedDocument[]): Map<string, Template> {
+  const templates = new Map<string, Template>();
+  for (const d of docs.filter((doc) => kindOf(doc.value) === 'Template')) {
+    const t = d.value as Template;
+    templates.set(`${t.metadata?.namespace ?? '*'}/${t.metadata?.name ?? ''}`, t);
+  }
+  return templates;
+}
+
+export function validateCommand(files: string[]): CommandResult {
+  if (files.length === 0 || files.some((f) => f.startsWith('-')))
+    throw new UsageError(VALIDATE_USAGE);
+  const docs = files.flatMap(readDocuments);
+  const templates = templatesByName(docs);
+  const out: string[] = [];
+  const err: string[] = [];
+  let ok = true;
+  for (const doc of docs) {
+    const kind = kindOf(doc.value);
+    const prefix = `${doc.file}#${doc.index} ${kind ?? '(no kind)'} ${nameOf(doc.value)}`;
+    if (kind !== 'Template' && kind !== 'TemplateInstance') {
+      err.push(`${prefix}: skipped (not a Stencil resource)`);
+      continue;
+    }
+    const result =
+      kind === 'Template' ? templateLines(doc, prefix) : instanceLines(doc, prefix, templates);
+    (result.ok ? out : err).push(...result.lines);
+    ok &&= result.ok;
+  }
+  const lines = (list: string[]): string => list.map((l) => `${l}\n`).join('');
+  return { exitCode: ok ? 0 : 1, stdout: lines(out), stderr: lines(err) };
+}

@@ -1,0 +1,182 @@
+// Tables for parseGoFloat / parseGoBool. Every row was checked against Go 1.26's
+// strconv.ParseFloat(s, 64) and strconv.ParseBool (value bits included).
+import { describe, expect, it } from 'vitest';
+import { parseGoBool, parseGoFloat } from './go-parse.ts';
+
+// TABLE:ACCEPTED
+const ACCEPTED: [string, number][] = [
+  ['3', 3],
+  ['3.14', 3.14],
+  ['-2.5e10', -2.5e10],
+  ['+1', 1],
+  ['0', 0],
+  ['-0', -0],
+  ['007', 7],
+  ['.5', 0.5],
+  ['5.', 5],
+  ['-.5e1', -5],
+  ['1e5', 1e5],
+  ['1E-3', 0.001],
+  ['1e+2', 100],
+  ['Inf', Infinity],
+  ['+Inf', Infinity],
+  ['-Inf', -Infinity],
+  ['inf', Infinity],
+  ['iNf', Infinity],
+  ['infinity', Infinity],
+  ['Infinity', Infinity],
+  ['-INFINITY', -Infinity],
+  ['NaN', NaN],
+  ['nan', NaN],
+  ['NAN', NaN],
+  ['0x1p-2', 0.25],
+  ['0x1.8p1', 3],
+  ['0X1P+2', 4],
+  ['-0x1p0', -1],
+  ['0x.8p1', 1],
+  ['0x1.p0', 1],
+  ['0xAbC.dEp-4', 171.80419921875],
+  ['0x0p0', 0],
+  ['0x1e1p0', 481],
+  ['0x_1p0', 1],
+  ['0x1_0p0', 16],
+  ['0x1p1_0', 1024],
+  ['1_000', 1000],
+  ['1e1_0', 1e10],
+  ['0_1', 1],
+  ['1_2.3_4', 12.34],
+  ['4e-400', 0],
+  ['-4e-400', -0],
+  ['1e-400', 0],
+  ['0e99999999', 0],
+  ['1e-99999999', 0],
+  ['0x1p-99999999', 0],
+  ['1.7976931348623157e308', Number.MAX_VALUE],
+  ['1.7976931348623158e308', Number.MAX_VALUE],
+  ['4.9e-324', Number.MIN_VALUE],
+  ['2.4703282292062328e-324', Number.MIN_VALUE],
+  ['2.4703282292062327e-324', 0],
+  ['0x1p-1074', Number.MIN_VALUE],
+  ['0x1p-1075', 0],
+  ['0x1.8p-1075', Number.MIN_VALUE],
+  ['0x1.8p-1074', 2 * Number.MIN_VALUE],
+  ['0x1.fffffffffffffp1023', Number.MAX_VALUE],
+  ['0x1.fffffffffffff7ffp1023', Number.MAX_VALUE],
+  ['0x1.00000000000008p0', 1],
+  ['0x1.00000000000018p0', 1 + 2 ** -51],
+  ['0x1.000000000000080001p0', 1 + 2 ** -52],
+  ['9007199254740993', 9007199254740992],
+  ['123456789012345678901234567890', 1.2345678901234568e29],
+];
+
+// TABLE:REJECTED
+const REJECTED: string[] = [
+  '',
+  ' 3',
+  '3 ',
+  '\t3',
+  'three',
+  '+',
+  '-',
+  '.',
+  '..5',
+  '1.2.3',
+  'e5',
+  '1e',
+  '1e+',
+  '1e-',
+  '1e1e1',
+  '1d',
+  '1f',
+  '--1',
+  '+-1',
+  '1,5',
+  '0x',
+  '0x1',
+  '0x10',
+  '0x1.8',
+  '0x1e',
+  '0xp1',
+  '0x.p1',
+  '0x1p1.5',
+  '0x1p',
+  '0b101',
+  '0o17',
+  '1e400',
+  '-1e400',
+  '1.7976931348623159e308',
+  '1e99999999999',
+  '0x1p1024',
+  '0x1.fffffffffffff8p1023',
+  '1__0',
+  '_1',
+  '1_',
+  '-_1',
+  '1_.5',
+  '1._5',
+  '1_e5',
+  '1e_5',
+  '1e5_',
+  '0x1_p0',
+  '0x1p_1',
+  '+nan',
+  '-NaN',
+  'nan1',
+  'infin',
+  'infinit',
+  'Infinityy',
+  'inf ',
+  '+-inf',
+  '١',
+  '１',
+];
+
+describe('parseGoFloat agrees with Go strconv.ParseFloat(s, 64)', () => {
+  it.each(ACCEPTED)('accepts %j as the float64 %d', (input, expected) => {
+    expect(parseGoFloat(input)).toBe(expected);
+  });
+
+  it.each(REJECTED.map((s) => [s]))('rejects %j, as Go returns an error', (input) => {
+    expect(parseGoFloat(input)).toBeUndefined();
+  });
+});
+
+describe('parseGoBool agrees with Go strconv.ParseBool', () => {
+  it.each([
+    ['1', true],
+    ['t', true],
+    ['T', true],
+    ['TRUE', true],
+    ['true', true],
+    ['True', true],
+    ['0', false],
+    ['f', false],
+    ['F', false],
+    ['FALSE', false],
+    ['false', false],
+    ['False', false],
+  ])('accepts %j as %s', (input, expected) => {
+    expect(parseGoBool(input)).toBe(expected);
+  });
+
+  it.each(
+    [
+      '',
+      'tRUE',
+      'fALSE',
+      'TRue',
+      'yes',
+      'no',
+      'on',
+      'off',
+      'y',
+      'n',
+      ' true',
+      'true ',
+      '01',
+      '2',
+    ].map((s) => [s]),
+  )('rejects %j, as Go returns an error', (input) => {
+    expect(parseGoBool(input)).toBeUndefined();
+  });
+});

@@ -1,0 +1,145 @@
+// What an instance owns: ownership stamping (labels, annotation, ownerReference), resource
+// identities and GVK keys, and the install order of SPEC §6 (deletion runs it in reverse).
+import { createHash } from 'node:crypto';
+import type { KubeObject, OwnerReference } from '../api/object-meta.ts';
+import type { SyncMode } from '../api/template.ts';
+import {
+  ANNOTATION_INSTANCE_REF,
+  API_VERSION,
+  LABEL_INSTANCE_NAME,
+  LABEL_INSTANCE_NAMESPACE,
+  LABEL_INSTANCE_UID,
+  LABEL_SYNC_MODE,
+  TEMPLATE_INSTANCE_KIND,
+} from '../api/well-known.ts';
+import { groupOf } from './resource-scope.ts';
+
+export interface Owner {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+const INSTALL_ORDER = [
+  'Namespace',
+  'NetworkPolicy',
+  'ResourceQuota',
+  'LimitRange',
+  'PodDisruptionBudget',
+  'ServiceAccount',
+  'Secret',
+  'ConfigMap',
+  'StorageClass',
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'Service',
+  'DaemonSet',
+  'Pod',
+  'ReplicationController',
+  'ReplicaSet',
+  'Deployment',
+  'HorizontalPodAutoscaler',
+  'StatefulSet',
+  'Job',
+  'CronJob',
+  'IngressClass',
+  'Ingress',
+  'APIService',
+];
+const RANK = new Map(INSTALL_ORDER.map((kind, i) => [kind, i]));
+
+/** `<group>/<version>/<kind>`, the form of `status.trackedGVKs` (core group is empty). */
+export function gvkKey(object: { apiVersion: string; kind: string }): string {
+  const version = object.apiVersion.includes('/')
+    ? object.apiVersion.split('/')[1]
+    : object.apiVersion;
+  return `${groupOf(object.apiVersion)}/${version ?? ''}/${object.kind}`;
+}
+
+/** Inverse of gvkKey. */
+export function parseGvkKey(key: string): { apiVersion: string; kind: string } | undefined {
+  const parts = key.split('/');
+  if (parts.length !== 3 || !parts[1] || !parts[2]) return undefined;
+  const [group, version, kind] = parts as [string, string, string];
+  return { apiVersion: group ? `${group}/${version}` : version, kind };
+}
+
+/** Identity of an object regardless of version: group, kind, namespace, name. */
+export function resourceKey(object: {
+  apiVersion: string;
+  kind: string;
+  metadata?: { name?: string; namespace?: string };
+  name?: string;
+  namespace?: string;
+}): string {
+  const name = object.metadata?.name ?? object.name ?? '';
+  const namespace = object.metadata?.namespace ?? object.namespace ?? '';
+  return `${groupOf(object.apiVersion)}/${object.kind}/${namespace}/${name}`;
+}
+
+/** Compares two objects by install order: the listed kinds first, then by kind, then name. */
+export function compareInstallOrder(
+  a: { kind: string; name: string },
+  b: { kind: string; name: string },
+): number {
+  const rankA = RANK.get(a.kind) ?? INSTALL_ORDER.length;
+  const rankB = RANK.get(b.kind) ?? INSTALL_ORDER.length;
+  if (rankA !== rankB) return rankA - rankB;
+  if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+export function sortForInstall(objects: KubeObject[]): KubeObject[] {
+  const key = (o: KubeObject): { kind: string; name: string } => ({
+    kind: o.kind,
+    name: o.metadata.name ?? '',
+  });
+  return [...objects].sort((a, b) => compareInstallOrder(key(a), key(b)));
+}
+
+/** Label values are limited to 63 characters: longer names keep a prefix and a hash suffix. */
+export function labelValue(text: string): string {
+  if (text.length <= 63) return text;
+  const digest = createHash('sha256').update(text).digest('hex').slice(0, 8);
+  return `${text.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${digest}`;
+}
+
+export function ownerReference(owner: Owner): OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: TEMPLATE_INSTANCE_KIND,
+    name: owner.name,
+    uid: owner.uid,
+    controller: true,
+  };
+}
+
+/**
+ * Returns a copy of `object` carrying Stencil's ownership labels and annotation, plus an
+ * ownerReference to the instance when it lives in the instance's namespace (no
+ * blockOwnerDeletion, so deleting an instance never waits on the garbage collector).
+ */
+export function stampOwnership(object: KubeObject, owner: Owner, syncMode: SyncMode): KubeObject {
+  const metadata = { ...object.metadata };
+  metadata.labels = {
+    ...(metadata.labels ?? {}),
+    [LABEL_INSTANCE_UID]: owner.uid,
+    [LABEL_INSTANCE_NAME]: labelValue(owner.name),
+    [LABEL_INSTANCE_NAMESPACE]: owner.namespace,
+    [LABEL_SYNC_MODE]: syncMode,
+  };
+  metadata.annotations = {
+    ...(metadata.annotations ?? {}),
+    [ANNOTATION_INSTANCE_REF]: `${owner.namespace}/${owner.name}`,
+  };
+  if (metadata.namespace === owner.namespace) {
+    const others = (metadata.ownerReferences ?? []).filter((ref) => ref.uid !== owner.uid);
+    metadata.ownerReferences = [...others, ownerReference(owner)];
+  }
+  return { ...object, metadata };
+}

@@ -1,0 +1,489 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../api/object-meta.ts';
+import type { ParameterDeclaration, TemplateSpec } from '../api/template.ts';
+import type { ParameterValue } from '../api/template-instance.ts';
+import {
+  aConfigMap,
+  aSecret,
+  aService,
+  aTemplate,
+  anInstance,
+} from '../../test/support/builders.ts';
+import { MemorySource } from './memory-source.ts';
+import { resolveParameters, type ResolvedParameters } from './parameters.ts';
+import type { Problem } from './problem.ts';
+import type { ListRef, ObjectRef, ReadFailure, SourcePort } from './source-port.ts';
+
+/** A MemorySource that records every request and can be told to fail reads. */
+class RecordingSource extends MemorySource {
+  readonly requests: string[] = [];
+  constructor(
+    objects: KubeObject[],
+    private readonly failWith?: ReadFailure,
+  ) {
+    super(objects);
+  }
+  override get(ref: ObjectRef): ReturnType<SourcePort['get']> {
+    this.requests.push(`get ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
+    if (this.failWith)
+      return Promise.resolve({
+        ok: false,
+        failure: this.failWith,
+        message: `read failed (${this.failWith})`,
+      });
+    return super.get(ref);
+  }
+  override list(ref: ListRef): ReturnType<SourcePort['list']> {
+    this.requests.push(`list ${ref.kind} ${ref.namespace ?? '*'}`);
+    return super.list(ref);
+  }
+}
+
+interface Case {
+  declarations: ParameterDeclaration[];
+  overrides?: ParameterValue[];
+  objects?: KubeObject[];
+  spec?: Partial<TemplateSpec>;
+  failWith?: ReadFailure;
+}
+
+async function resolve(
+  c: Case,
+): Promise<{ result: Awaited<ReturnType<typeof resolveParameters>>; source: RecordingSource }> {
+  const source = new RecordingSource(c.objects ?? [], c.failWith);
+  const result = await resolveParameters(
+    aTemplate(c.declarations, c.spec),
+    anInstance(c.overrides ?? []),
+    source,
+  );
+  return { result, source };
+}
+
+async function values(c: Case): Promise<ResolvedParameters> {
+  const { result } = await resolve(c);
+  if (!result.ok) throw new Error(result.problems.map((p) => p.message).join('; '));
+  return result.value;
+}
+
+async function problemOf(c: Case): Promise<Problem> {
+  const { result } = await resolve(c);
+  if (result.ok) throw new Error('expected a failure');
+  return result.problems[0]!;
+}
+
+const secretRef = (name: string, key: string, namespace?: string): ParameterValue['valueFrom'] => ({
+  secretKeyRef: { name, key, namespace },
+});
+
+describe('declarations, overrides and defaults (SPEC §3 steps 1-4)', () => {
+  it('uses an override, else the Template default, else the empty value of the type', async () => {
+    const resolved = await values({
+      declarations: [
+        { name: 'image', value: 'nginx:1.27' },
+        { name: 'replicas', type: 'number', value: 2 },
+        { name: 's', type: 'string' },
+        { name: 'n', type: 'number' },
+        { name: 'b', type: 'bool' },
+        { name: 'a', type: 'array' },
+        { name: 'o', type: 'object' },
+        { name: 'untyped' },
+      ],
+      overrides: [{ name: 'image', value: 'ghcr.io/acme/shop:1.4.0' }],
+    });
+    expect(resolved.values).toEqual({
+      image: 'ghcr.io/acme/shop:1.4.0',
+      replicas: 2,
+      s: '',
+      n: '',
+      b: '',
+      a: [],
+      o: {},
+      untyped: '',
+    });
+  });
+
+  it('ignores the Template default of a required parameter: the consumer must choose', async () => {
+    expect(
+      await problemOf({ declarations: [{ name: 'password', required: true, value: 'changeme' }] }),
+    ).toMatchObject({
+      reason: 'InvalidParameter',
+      message: expect.stringContaining('parameter "password": is required'),
+    });
+  });
+
+  it('refuses an override of a disableOverride parameter', async () => {
+    expect(
+      await problemOf({
+        declarations: [{ name: 'tier', value: 'gold', disableOverride: true }],
+        overrides: [{ name: 'tier', value: 'free' }],
+      }),
+    ).toMatchObject({
+      reason: 'OverrideNotAllowed',
+      path: 'parameters.tier',
+    });
+  });
+
+  it('refuses an instance parameter the Template does not declare', async () => {
+    expect(
+      await problemOf({
+        declarations: [{ name: 'image' }],
+        overrides: [{ name: 'imag', value: 'x' }],
+      }),
+    ).toMatchObject({
+      reason: 'InvalidParameter',
+      message: expect.stringContaining(
+        'parameter "imag": the Template "web-app" declares no such parameter',
+      ),
+    });
+  });
+
+  it('stops at the first failing parameter, in declaration order, before reading later sources', async () => {
+    const { result, source } = await resolve({
+      declarations: [{ name: 'first', required: true }, { name: 'second' }],
+      overrides: [{ name: 'second', valueFrom: secretRef('db', 'password') }],
+      objects: [aSecret('db', 'team-a', { password: 'x' })],
+    });
+    expect(!result.ok && result.problems.map((p) => p.path)).toEqual(['parameters.first']);
+    expect(source.requests).toEqual([]);
+  });
+
+  it('types values for the template: bool, number, array and object', async () => {
+    const resolved = await values({
+      declarations: [
+        { name: 'tls', type: 'bool' },
+        { name: 'replicas', type: 'number' },
+        { name: 'hosts', type: 'array' },
+        { name: 'resources', type: 'object' },
+        { name: 'label', type: 'string' },
+      ],
+      overrides: [
+        { name: 'tls', value: 'True' },
+        { name: 'replicas', value: '3' },
+        { name: 'hosts', value: '["a","b"]' },
+        { name: 'resources', value: { cpu: '1' } },
+        { name: 'label', value: 42 },
+      ],
+    });
+    expect(resolved.values).toEqual({
+      tls: true,
+      replicas: 3,
+      hosts: ['a', 'b'],
+      resources: { cpu: '1' },
+      label: '42',
+    });
+  });
+
+  it.each([
+    ['a number', 'number', 'three', 'expected a number, got "three"'],
+    ['a bool', 'bool', 'yes', 'expected a boolean, got "yes"'],
+    ['an array', 'array', 'a,b', 'expected an array'],
+  ] as const)(
+    'reports a type mismatch for %s with the parameter, type and value',
+    async (_n, type, value, message) => {
+      expect(
+        await problemOf({ declarations: [{ name: 'p', type }], overrides: [{ name: 'p', value }] }),
+      ).toMatchObject({
+        reason: 'InvalidParameter',
+        message: expect.stringContaining(message),
+      });
+    },
+  );
+
+  it('keeps prototype-pollution keys of object values as plain keys', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'o', type: 'object' }, { name: '__proto__' }],
+      overrides: [
+        {
+          name: 'o',
+          value: '{"__proto__": {"polluted": 1}, "constructor": {"prototype": {"x": 1}}}',
+        },
+        { name: '__proto__', value: 'v' },
+      ],
+    });
+    expect(Object.keys(resolved.values.o as object)).toEqual(['__proto__', 'constructor']);
+    expect(Object.keys(resolved.values)).toEqual(['o', '__proto__']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('valueFrom sources', () => {
+  const objects = [
+    aSecret('db', 'team-a', { password: 's3cr3t', empty: '' }),
+    aConfigMap(
+      'settings',
+      'team-a',
+      { level: 'debug' },
+      { cert: Buffer.from('-----BEGIN-----').toString('base64') },
+    ),
+    aService('web', 'team-a', { tier: 'frontend' }, '10.0.0.5'),
+    aService('cart', 'team-a', { tier: 'backend' }),
+    aService('catalog', 'team-b', { tier: 'backend' }),
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-0', namespace: 'team-a' },
+      status: {
+        conditions: [
+          { type: 'Initialized', status: 'True' },
+          { type: 'Ready', status: 'False' },
+        ],
+      },
+    } as KubeObject,
+  ];
+  const fields = (
+    jsonPath: string,
+    extra: Record<string, string> = {},
+  ): ParameterValue['valueFrom'] => ({
+    objectFieldRef: { apiVersion: 'v1', kind: 'Service', jsonPath, ...extra },
+  });
+
+  it('decodes a Secret key from base64', async () => {
+    expect(
+      (
+        await values({
+          declarations: [{ name: 'p' }],
+          overrides: [{ name: 'p', valueFrom: secretRef('db', 'password') }],
+          objects,
+        })
+      ).values.p,
+    ).toBe('s3cr3t');
+  });
+
+  it('reads ConfigMap data, then binaryData decoded', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'level' }, { name: 'cert' }],
+      overrides: [
+        { name: 'level', valueFrom: { configMapKeyRef: { name: 'settings', key: 'level' } } },
+        { name: 'cert', valueFrom: { configMapKeyRef: { name: 'settings', key: 'cert' } } },
+      ],
+      objects,
+    });
+    expect(resolved.values).toEqual({ level: 'debug', cert: '-----BEGIN-----' });
+  });
+
+  it('GETs an object field, through a filter', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'ip' }, { name: 'ready', type: 'bool' }],
+      overrides: [
+        { name: 'ip', valueFrom: fields('.spec.clusterIP', { name: 'web' }) },
+        {
+          name: 'ready',
+          valueFrom: {
+            objectFieldRef: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              name: 'web-0',
+              jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+            },
+          },
+        },
+      ],
+      objects,
+    });
+    expect(resolved.values).toEqual({ ip: '10.0.0.5', ready: false });
+  });
+
+  it('LIST mode always yields a list, even for a single match', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'backends' }],
+      overrides: [
+        {
+          name: 'backends',
+          valueFrom: fields('.items[?(@.metadata.labels.tier=="backend")].metadata.name', {
+            namespace: 'team-a',
+          }),
+        },
+      ],
+      objects,
+    });
+    expect(resolved.values.backends).toEqual(['cart']);
+  });
+
+  it.each([
+    ['a missing Secret', secretRef('nope', 'password'), 'Secret team-a/nope not found'],
+    ['a missing key', secretRef('db', 'nope'), 'key "nope" not found in Secret team-a/db'],
+    [
+      'a missing object',
+      fields('.spec.clusterIP', { name: 'nope' }),
+      'Service team-a/nope not found',
+    ],
+    ['a path that matches nothing', fields('.spec.nothing', { name: 'web' }), 'matched nothing'],
+    [
+      'a LIST with no match',
+      fields('.items[?(@.metadata.labels.tier=="db")].metadata.name', { namespace: 'team-a' }),
+      'matched nothing',
+    ],
+  ])('uses defaultValue on %s, and fails without one', async (_name, valueFrom, message) => {
+    const withDefault = await values({
+      declarations: [{ name: 'p' }],
+      overrides: [{ name: 'p', valueFrom, defaultValue: 'fallback' }],
+      objects,
+    });
+    expect(withDefault.values.p).toBe('fallback');
+    expect(withDefault.defaultsUsed).toEqual([
+      { name: 'p', failure: 'NotFound', message: expect.stringContaining(message) },
+    ]);
+    expect(withDefault.transientFallback).toBe(false);
+    expect(
+      await problemOf({
+        declarations: [{ name: 'p' }],
+        overrides: [{ name: 'p', valueFrom }],
+        objects,
+      }),
+    ).toMatchObject({
+      reason: 'ParameterResolutionFailed',
+      message: expect.stringContaining(message),
+    });
+  });
+
+  it('does not use defaultValue when the source resolves to an empty string', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'p' }],
+      overrides: [{ name: 'p', valueFrom: secretRef('db', 'empty'), defaultValue: 'fallback' }],
+      objects,
+    });
+    expect(resolved.values.p).toBe('');
+    expect(resolved.defaultsUsed).toEqual([]);
+  });
+
+  it('marks a fallback after a transient read failure, so the caller does not prune', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'p' }],
+      overrides: [{ name: 'p', valueFrom: secretRef('db', 'password'), defaultValue: 'fallback' }],
+      objects,
+      failWith: 'Transient',
+    });
+    expect(resolved).toMatchObject({ values: { p: 'fallback' }, transientFallback: true });
+  });
+
+  it('falls back when the kind is not served', async () => {
+    const source = new RecordingSource(objects);
+    source.scopeOf = () => Promise.resolve(undefined);
+    const result = await resolveParameters(
+      aTemplate([{ name: 'p' }]),
+      anInstance([
+        {
+          name: 'p',
+          valueFrom: {
+            objectFieldRef: {
+              apiVersion: 'example.com/v1',
+              kind: 'Widget',
+              name: 'w',
+              jsonPath: '.spec',
+            },
+          },
+          defaultValue: 'd',
+        },
+      ]),
+      source,
+    );
+    expect(result.ok && result.value.defaultsUsed[0]).toMatchObject({
+      failure: 'NotServed',
+      message: expect.stringContaining('is not served'),
+    });
+  });
+});
+
+describe('the reference policy', () => {
+  const objects = [
+    aSecret('db', 'team-b', { password: 'x' }),
+    aSecret('db', 'platform', { password: 'p' }),
+    aService('catalog', 'team-b'),
+  ];
+
+  it('refuses another namespace without sending any request, even with a defaultValue', async () => {
+    const { result, source } = await resolve({
+      declarations: [{ name: 'p' }],
+      overrides: [
+        { name: 'p', valueFrom: secretRef('db', 'password', 'team-b'), defaultValue: 'd' },
+      ],
+      objects,
+    });
+    expect(!result.ok && result.problems[0]).toMatchObject({
+      reason: 'ReferenceNotPermitted',
+      message: expect.stringContaining('namespace "team-b"'),
+    });
+    expect(source.requests).toEqual([]);
+  });
+
+  it.each([
+    ["the Template's namespace", 'platform', undefined],
+    ['a namespace in sourceNamespaces', 'team-b', ['team-b']],
+    ['any namespace with "*"', 'team-b', ['*']],
+  ])('permits %s', async (_name, namespace, sourceNamespaces) => {
+    const resolved = await values({
+      declarations: [{ name: 'p' }],
+      overrides: [{ name: 'p', valueFrom: secretRef('db', 'password', namespace) }],
+      objects,
+      spec: sourceNamespaces ? { sourceNamespaces } : {},
+    });
+    expect(typeof resolved.values.p).toBe('string');
+  });
+
+  it('requires "*" to LIST a namespaced kind across all namespaces', async () => {
+    const overrides = [
+      {
+        name: 'p',
+        valueFrom: {
+          objectFieldRef: {
+            apiVersion: 'v1',
+            kind: 'Service',
+            jsonPath: '.items[*].metadata.name',
+          },
+        },
+      },
+    ];
+    const { result, source } = await resolve({
+      declarations: [{ name: 'p' }],
+      overrides,
+      objects,
+      spec: { sourceNamespaces: ['team-b'] },
+    });
+    expect(!result.ok && result.problems[0]?.reason).toBe('ReferenceNotPermitted');
+    expect(source.requests).toEqual([]);
+    expect(
+      (
+        await values({
+          declarations: [{ name: 'p' }],
+          overrides,
+          objects,
+          spec: { sourceNamespaces: ['*'] },
+        })
+      ).values.p,
+    ).toEqual(['catalog']);
+  });
+});
+
+describe('Secret values stay secret', () => {
+  it('never quotes a Secret value that fails its type', async () => {
+    const problem = await problemOf({
+      declarations: [{ name: 'port', type: 'number' }],
+      overrides: [{ name: 'port', valueFrom: secretRef('db', 'password') }],
+      objects: [aSecret('db', 'team-a', { password: 'hunter2-not-a-number' })],
+    });
+    expect(problem.reason).toBe('InvalidParameter');
+    expect(JSON.stringify(problem)).not.toContain('hunter2');
+  });
+
+  it('exposes values in status only for exposeInStatus parameters, and never a Secret value', async () => {
+    const resolved = await values({
+      declarations: [
+        { name: 'image', exposeInStatus: true },
+        { name: 'password', exposeInStatus: true },
+        { name: 'hidden' },
+      ],
+      overrides: [
+        { name: 'image', value: 'nginx' },
+        { name: 'password', valueFrom: secretRef('db', 'password') },
+        { name: 'hidden', value: 'h' },
+      ],
+      objects: [aSecret('db', 'team-a', { password: 'hunter2' })],
+    });
+    expect(resolved.status).toEqual([
+      { name: 'image', value: 'nginx' },
+      { name: 'password', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
+      { name: 'hidden' },
+    ]);
+    expect(JSON.stringify(resolved.status)).not.toContain('hunter2');
+  });
+});

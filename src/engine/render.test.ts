@@ -1,0 +1,254 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonValue } from '../api/object-meta.ts';
+import { MAX_RESOURCES } from '../api/well-known.ts';
+import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
+
+function context(parameters: Record<string, JsonValue>): RenderContext {
+  return {
+    parameters,
+    instance: {
+      name: 'shop',
+      namespace: 'team-a',
+      uid: 'u-1',
+      labels: { 'app.kubernetes.io/name': 'shop' },
+      annotations: {},
+    },
+    template: { name: 'web-app', namespace: 'platform', generation: 3 },
+  };
+}
+
+function render(
+  body: string,
+  parameters: Record<string, JsonValue> = {},
+): ReturnType<typeof renderTemplate> {
+  const compiled = compileTemplate(body, Object.keys(parameters));
+  if (!compiled.ok) throw new Error(compiled.problems.map((p) => p.message).join('; '));
+  return renderTemplate(compiled.value, context(parameters));
+}
+
+function renderOne(
+  body: string,
+  parameters: Record<string, JsonValue> = {},
+): Record<string, unknown> {
+  const result = render(body, parameters);
+  if (!result.ok) throw new Error(result.problems.map((p) => p.message).join('; '));
+  expect(result.value).toHaveLength(1);
+  return result.value[0]!.object;
+}
+
+const configMap = (data: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n${data}\n`;
+
+describe('a consumer value in a plain {{parameters.x}} position is inserted as exactly that string', () => {
+  const hostile = [
+    'line one\nline two',
+    'key: value',
+    'evil: true\nmore: keys',
+    '{a: b}',
+    '[x]',
+    '*alias',
+    '&anchor x',
+    '!!binary AAAA',
+    ' # comment',
+    'value # comment',
+    '  leading and trailing  ',
+    '- item',
+    '---',
+    '...',
+    '"quoted"',
+    "'single'",
+    '| block',
+    '> folded',
+    '%YAML 1.2',
+    '@at `tick`',
+    'tab\there',
+    '',
+    'null',
+    '~',
+    'true',
+    '123',
+    '0x1F',
+    'ümlaut ✓ \u2028 sep',
+    '{{parameters.other}}',
+  ];
+
+  it.each(hostile.map((v) => [JSON.stringify(v), v]))('as a whole value: %s', (_label, value) => {
+    const object = renderOne(configMap('  key: {{parameters.x}}'), { x: value });
+    expect(object.data).toEqual({ key: value });
+  });
+
+  it.each(hostile.map((v) => [JSON.stringify(v), v]))(
+    'inside a larger plain scalar: %s',
+    (_label, value) => {
+      const object = renderOne(configMap('  key: prefix-{{parameters.x}}-suffix'), { x: value });
+      expect(object.data).toEqual({ key: `prefix-${value}-suffix` });
+    },
+  );
+
+  it.each(hostile.map((v) => [JSON.stringify(v), v]))(
+    'inside a double-quoted scalar: %s',
+    (_label, value) => {
+      const object = renderOne(configMap('  key: "{{parameters.x}}"'), { x: value });
+      expect(object.data).toEqual({ key: value });
+    },
+  );
+
+  it.each(hostile.map((v) => [JSON.stringify(v), v]))(
+    'inside a block scalar: %s',
+    (_label, value) => {
+      const object = renderOne(configMap('  key: |\n    first\n    {{parameters.x}}'), {
+        x: value,
+      });
+      expect(object.data).toEqual({ key: `first\n${value}\n` });
+    },
+  );
+
+  it.each(hostile.map((v) => [JSON.stringify(v), v]))('as a map key: %s', (_label, value) => {
+    const object = renderOne(configMap('  {{parameters.x}}: fixed'), { x: value });
+    expect(object.data).toEqual({ [value]: 'fixed' });
+  });
+
+  it('keeps the JSON type of a value that is the whole scalar', () => {
+    const object = renderOne(
+      configMap('  num: {{parameters.n}}\n  bool: {{parameters.b}}\n  str: {{parameters.s}}'),
+      { n: 3, b: true, s: '3' },
+    );
+    expect(object.data).toEqual({ num: 3, bool: true, str: '3' });
+  });
+
+  it('refuses to insert a list or a map as text, naming where', () => {
+    const result = render(configMap('  key: {{parameters.x}}'), { x: { a: 1 } });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems[0]).toMatchObject({
+      reason: 'TemplateExecutionFailed',
+      message: expect.stringMatching(
+        /line 6, column 8: a map cannot be inserted as text; use \{\{toYaml/,
+      ),
+    });
+  });
+
+  it('refuses a value that forges the internal value markers', () => {
+    const result = render(configMap('  a: {{parameters.x}}\n  b: {{toJson parameters.y}}'), {
+      x: 'ok',
+      y: '\uE0000\uE001',
+    });
+    expect(!result.ok && result.problems[0]?.message).toContain('reserved characters');
+  });
+});
+
+describe('structures are laid out with toYaml and toJson', () => {
+  it('places a map under a key with nindent (toYaml)', () => {
+    const object = renderOne(
+      configMap('  x: "1"\nspec:\n  resources: {{nindent 4 (toYaml parameters.r)}}'),
+      {
+        r: { limits: { cpu: '1', memory: '1Gi' }, list: ['a: b', 'c'] },
+      },
+    );
+    expect(object.spec).toEqual({
+      resources: { limits: { cpu: '1', memory: '1Gi' }, list: ['a: b', 'c'] },
+    });
+  });
+
+  it('places a list inline with toJson', () => {
+    const object = renderOne(configMap('  x: "1"\nspec:\n  hosts: {{toJson parameters.h}}'), {
+      h: ['a.example.com', 'b: c'],
+    });
+    expect(object.spec).toEqual({ hosts: ['a.example.com', 'b: c'] });
+  });
+
+  it('keeps prototype-pollution keys as ordinary keys and leaves Object.prototype alone', () => {
+    const polluted = JSON.parse(
+      '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"bad": 1}}}',
+    ) as JsonValue;
+    const object = renderOne(configMap('  x: "1"\nspec: {{toJson parameters.o}}'), { o: polluted });
+    expect(Object.keys(object.spec as object)).toEqual(['__proto__', 'constructor']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).bad).toBeUndefined();
+  });
+});
+
+describe('rendered output', () => {
+  it('skips empty documents and numbers the rest', () => {
+    const result = render(
+      `---\n# nothing\n---\n${configMap('  a: "1"')}---\n\n---\n${configMap('  b: "2"').replace('{{instance.name}}', 'second')}`,
+    );
+    expect(result.ok && result.value.map((d) => [d.index, d.object.metadata.name])).toEqual([
+      [0, 'shop'],
+      [1, 'second'],
+    ]);
+  });
+
+  it.each([
+    ['a scalar document', 'just text', /document 1 .* is not a mapping/],
+    ['a document without kind', 'apiVersion: v1\nmetadata: {name: x}', /document 1 .* has no kind/],
+    ['a document without apiVersion', 'kind: ConfigMap\nmetadata: {name: x}', /has no apiVersion/],
+    [
+      'a document without metadata.name',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {}',
+      /has no metadata.name/,
+    ],
+    ['a list document', '- a\n- b', /is not a mapping/],
+    [
+      'invalid YAML in the second document',
+      `${configMap('  a: "1"')}---\napiVersion: v1\nkind: [unclosed`,
+      /document 2 \(line \d+ of the output\)/,
+    ],
+    [
+      'a duplicate key',
+      'apiVersion: v1\napiVersion: v2\nkind: X\nmetadata: {name: x}',
+      /document 1 .*[Mm]ap keys must be unique/,
+    ],
+  ])('fails Rendered for %s, with the document index', (_name, body, message) => {
+    const result = render(body);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems[0]).toMatchObject({
+      reason: 'TemplateExecutionFailed',
+      message: expect.stringMatching(message),
+    });
+  });
+
+  it(`accepts ${MAX_RESOURCES} resources and refuses ${MAX_RESOURCES + 1}`, () => {
+    const body = (n: number): string =>
+      `{{#each parameters.items}}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{{this}}\n{{/each}}`.replace(
+        'parameters.items',
+        `parameters.n${n}`,
+      );
+    const items = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+    expect(render(body(MAX_RESOURCES), { [`n${MAX_RESOURCES}`]: items(MAX_RESOURCES) }).ok).toBe(
+      true,
+    );
+    const over = render(body(MAX_RESOURCES + 1), {
+      [`n${MAX_RESOURCES + 1}`]: items(MAX_RESOURCES + 1),
+    });
+    expect(!over.ok && over.problems[0]?.message).toContain(`more than ${MAX_RESOURCES} resources`);
+  });
+
+  it('refuses output over 2 MiB', () => {
+    const result = render(configMap('  big: {{parameters.x}}'), { x: 'x'.repeat(2 * 1024 * 1024) });
+    expect(!result.ok && result.problems[0]?.message).toMatch(/the limit is 2097152 \(2 MiB\)/);
+  });
+
+  it('bounds render time with a step budget on loops', () => {
+    const list = Array.from({ length: 1000 }, (_, i) => i);
+    const result = render(
+      `{{#each parameters.a}}{{#each @root.parameters.a}}{{/each}}{{/each}}${configMap('  a: "1"')}`,
+      { a: list },
+    );
+    expect(!result.ok && result.problems[0]?.message).toMatch(/exceeded \d+ steps/);
+  });
+
+  it('exposes instance and template fields, typed', () => {
+    const object = renderOne(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n  labels: {app: {{lookup instance.labels "app.kubernetes.io/name"}} }\ndata:\n  ns: {{instance.namespace}}\n  uid: {{instance.uid}}\n  tpl: {{template.namespace}}/{{template.name}}\n  gen: {{template.generation}}`,
+    );
+    expect(object).toMatchObject({
+      metadata: { name: 'shop', labels: { app: 'shop' } },
+      data: { ns: 'team-a', uid: 'u-1', tpl: 'platform/web-app', gen: 3 },
+    });
+  });
+
+  it('uses YAML 1.1 like kubectl, so 0644 is octal', () => {
+    const object = renderOne(configMap('  x: "1"\nspec:\n  mode: 0644'));
+    expect(object.spec).toEqual({ mode: 420 });
+  });
+});

@@ -1,0 +1,396 @@
+// Renders a Template body: an isolated Handlebars environment with Stencil's helpers, compiled
+// once per body (cached by content hash), executed with a step budget, and turned into YAML
+// documents in which consumer values can never add, remove or restructure keys (see
+// docs/adr/0002-safe-interpolation.md for how the value markers work).
+import { createHash } from 'node:crypto';
+import Handlebars from 'handlebars';
+import { parseAllDocuments, visit, isScalar, LineCounter, type Document } from 'yaml';
+import { InstanceReason } from '../api/condition.ts';
+import type { JsonValue, KubeObject } from '../api/object-meta.ts';
+import { MAX_RENDERED_BYTES, MAX_RESOURCES } from '../api/well-known.ts';
+import { registerHelpers, RenderHelperError } from './helpers.ts';
+import { failure, success, type Outcome, type Problem } from './problem.ts';
+import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
+
+/** The render context of SPEC §5. */
+export interface RenderContext {
+  parameters: Record<string, JsonValue>;
+  instance: {
+    name: string;
+    namespace: string;
+    uid: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+  };
+  template: { name: string; namespace: string; generation: number };
+}
+
+export interface RenderedDocument {
+  /** 0-based index among the non-empty documents of the output. */
+  index: number;
+  /** 1-based line of the rendered output where the document starts. */
+  line: number;
+  object: KubeObject;
+}
+
+/** Upper bound on block iterations and value insertions in one render (bounds render time). */
+export const MAX_RENDER_STEPS = 200_000;
+
+const OUT_HELPER = '__stencil_out';
+const MARK_OPEN = '\uE000';
+const MARK_CLOSE = '\uE001';
+const MARKER = /\uE000(\d+)\uE001/g;
+const LONE_MARK = /[\uE000\uE001]/;
+
+interface RenderState {
+  values: unknown[];
+  steps: number;
+  bytes: number;
+}
+
+class RenderLimitError extends Error {}
+
+function step(state: RenderState): void {
+  if (++state.steps > MAX_RENDER_STEPS) {
+    throw new RenderLimitError(`render exceeded ${MAX_RENDER_STEPS} steps (loops or insertions)`);
+  }
+}
+
+function stateOf(options: hbs.AST.Node | { data?: { stencil?: RenderState } }): RenderState {
+  const state = (options as { data?: { stencil?: RenderState } }).data?.stencil;
+  if (!state) throw new Error('render state missing');
+  return state;
+}
+
+function createEnvironment(): typeof Handlebars {
+  const hb = Handlebars.create();
+  registerHelpers(hb);
+  hb.unregisterHelper('log');
+  const builtinEach = hb.helpers.each as Handlebars.HelperDelegate;
+  hb.registerHelper('each', function (this: unknown, ...args: unknown[]) {
+    const options = args[args.length - 1] as Handlebars.HelperOptions;
+    const state = stateOf(options);
+    const body = options.fn;
+    options.fn = (context: unknown, opts?: Handlebars.RuntimeOptions) => {
+      step(state);
+      return body(context, opts);
+    };
+    return (builtinEach as (...a: unknown[]) => unknown).apply(this, args);
+  });
+  hb.registerHelper(OUT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => {
+    const state = stateOf(options);
+    step(state);
+    if (value instanceof hb.SafeString) {
+      const text = value.toString();
+      state.bytes += text.length;
+      return value;
+    }
+    if (typeof value === 'object' && value !== null) {
+      const at = String((options.hash as { at?: string }).at ?? '');
+      throw new Error(
+        `${at}: a ${Array.isArray(value) ? 'list' : 'map'} cannot be inserted as text; use {{toYaml ...}} or {{toJson ...}}`,
+      );
+    }
+    state.values.push(value);
+    state.bytes += scalarText(value).length;
+    return `${MARK_OPEN}${state.values.length - 1}${MARK_CLOSE}`;
+  });
+  return hb;
+}
+
+// The parser reports positions only through its parseError hook; keep them on the error.
+(
+  (Handlebars as unknown as { Parser: unknown }).Parser as {
+    parseError: (msg: string, hash: unknown) => never;
+  }
+).parseError = (message: string, hash: unknown) => {
+  throw Object.assign(new Error(message), { hash });
+};
+
+const env = createEnvironment();
+const STENCIL_HELPERS = new Set(
+  Object.keys(env.helpers).filter(
+    (h) =>
+      ![
+        'each',
+        'if',
+        'unless',
+        'with',
+        'lookup',
+        'helperMissing',
+        'blockHelperMissing',
+        OUT_HELPER,
+      ].includes(h),
+  ),
+);
+
+/** Names of the helpers templates may call inline. */
+export function helperNames(): string[] {
+  return [...STENCIL_HELPERS].sort();
+}
+
+function loc(node: hbs.AST.Node): hbs.AST.SourceLocation {
+  return node.loc;
+}
+
+/** Wraps every `{{...}}` so its result passes through the value-marking helper. */
+function wrapMustaches(program: hbs.AST.Program): void {
+  for (const statement of program.body) {
+    if (statement.type === 'MustacheStatement') {
+      const m = statement as hbs.AST.MustacheStatement;
+      const isCall = m.params.length > 0 || (m.hash?.pairs.length ?? 0) > 0;
+      const inner: hbs.AST.Expression = isCall
+        ? ({
+            type: 'SubExpression',
+            path: m.path,
+            params: m.params,
+            hash: m.hash,
+            loc: loc(m),
+          } as hbs.AST.SubExpression)
+        : m.path;
+      const at = position(m);
+      m.path = {
+        type: 'PathExpression',
+        data: false,
+        depth: 0,
+        parts: [OUT_HELPER],
+        original: OUT_HELPER,
+        loc: loc(m),
+      };
+      m.params = [inner];
+      m.hash = {
+        type: 'Hash',
+        loc: loc(m),
+        pairs: [
+          {
+            type: 'HashPair',
+            key: 'at',
+            value: {
+              type: 'StringLiteral',
+              value: at,
+              original: at,
+              loc: loc(m),
+            } as hbs.AST.StringLiteral,
+            loc: loc(m),
+          },
+        ],
+      };
+    } else if (statement.type === 'BlockStatement') {
+      const b = statement as hbs.AST.BlockStatement;
+      wrapMustaches(b.program);
+      if (b.inverse) wrapMustaches(b.inverse);
+    }
+  }
+}
+
+type CompiledBody = (context: unknown, options: Handlebars.RuntimeOptions) => string;
+
+export interface CompiledTemplate {
+  /** Content hash of the body (the cache key). */
+  hash: string;
+  run: CompiledBody;
+}
+
+const cache = new Map<string, Outcome<CompiledTemplate>>();
+const CACHE_LIMIT = 512;
+
+/**
+ * Parses, statically checks and compiles a template body. Results (including failures) are
+ * cached by content hash, so a body is compiled once however many instances use it.
+ */
+export function compileTemplate(
+  body: string,
+  declaredParameters: Iterable<string>,
+): Outcome<CompiledTemplate> {
+  const parameters = new Set(declaredParameters);
+  const hash = createHash('sha256')
+    .update(body)
+    .update('\0')
+    .update([...parameters].sort().join(','))
+    .digest('hex');
+  const cached = cache.get(hash);
+  if (cached) {
+    cache.delete(hash);
+    cache.set(hash, cached);
+    return cached;
+  }
+  const result = compileUncached(body, parameters, hash);
+  cache.set(hash, result);
+  if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+  return result;
+}
+
+function compileUncached(
+  body: string,
+  parameters: ReadonlySet<string>,
+  hash: string,
+): Outcome<CompiledTemplate> {
+  if (LONE_MARK.test(body)) {
+    return failure([
+      {
+        path: 'spec.handlebars',
+        reason: 'ValidationFailed',
+        message: 'the template contains reserved characters U+E000/U+E001',
+      },
+    ]);
+  }
+  let ast: hbs.AST.Program;
+  try {
+    ast = env.parse(body);
+  } catch (err) {
+    return failure([parseErrorProblem(err)]);
+  }
+  const checker = new TemplateChecker({ parameters, helpers: STENCIL_HELPERS });
+  checker.program(ast, { depth: 0, blockParams: new Set() });
+  if (checker.problems.length > 0) return failure(checker.problems);
+  wrapMustaches(ast);
+  const knownHelpers = Object.fromEntries([...STENCIL_HELPERS, OUT_HELPER].map((h) => [h, true]));
+  try {
+    // precompile forces full compilation now (compile() is lazy) so errors surface at validation.
+    env.precompile(ast, { knownHelpersOnly: true, knownHelpers });
+    const run = env.compile(ast, {
+      noEscape: true,
+      knownHelpersOnly: true,
+      knownHelpers,
+      preventIndent: true,
+    });
+    return success({ hash, run });
+  } catch (err) {
+    return failure([parseErrorProblem(err)]);
+  }
+}
+
+function renderProblem(message: string): Problem {
+  return { path: 'spec.handlebars', reason: InstanceReason.TemplateExecutionFailed, message };
+}
+
+/** Runs a compiled template and parses its output into Kubernetes objects (SPEC §5). */
+export function renderTemplate(
+  compiled: CompiledTemplate,
+  context: RenderContext,
+): Outcome<RenderedDocument[]> {
+  const state: RenderState = { values: [], steps: 0, bytes: 0 };
+  let text: string;
+  try {
+    text = compiled.run(context, {
+      data: { stencil: state },
+      allowProtoMethodsByDefault: false,
+      allowProtoPropertiesByDefault: false,
+    });
+  } catch (err) {
+    return failure([renderProblem(`render failed: ${errorText(err)}`)]);
+  }
+  const size = text.length + state.bytes;
+  if (size > MAX_RENDERED_BYTES) {
+    return failure([
+      renderProblem(`rendered output is ${size} bytes; the limit is ${MAX_RENDERED_BYTES} (2 MiB)`),
+    ]);
+  }
+  const forged = checkMarkers(text, state.values.length);
+  if (forged) return failure([renderProblem(forged)]);
+  return parseDocuments(text, state.values);
+}
+
+function errorText(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof RenderHelperError && err.location) {
+    return `line ${err.location.line}, column ${err.location.column + 1}: ${message}`;
+  }
+  return message;
+}
+
+/** Every marker id must appear at most once and no stray marker character may remain. */
+function checkMarkers(text: string, count: number): string | undefined {
+  const seen = new Set<number>();
+  for (const match of text.matchAll(MARKER)) {
+    const id = Number(match[1]);
+    if (id >= count || seen.has(id))
+      return 'a value contains the reserved characters U+E000/U+E001';
+    seen.add(id);
+  }
+  return LONE_MARK.test(text.replace(MARKER, ''))
+    ? 'a value contains the reserved characters U+E000/U+E001'
+    : undefined;
+}
+
+/** Text of a scalar value as it appears inside a larger string; nothing for null/undefined. */
+function scalarText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return '';
+}
+
+/** Puts the real values back into a parsed document, after YAML has decided the structure. */
+function substituteValues(doc: Document, values: unknown[]): void {
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value !== 'string' || !node.value.includes(MARK_OPEN)) return;
+      const whole = /^\uE000(\d+)\uE001$/.exec(node.value);
+      if (whole && node.type === 'PLAIN' && !node.tag) {
+        const value = values[Number(whole[1])];
+        node.value = value === undefined ? null : value;
+        return;
+      }
+      node.value = node.value.replace(MARKER, (_m, id: string) => scalarText(values[Number(id)]));
+    },
+  });
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function manifestProblem(object: unknown): string | undefined {
+  if (!isMapping(object)) return 'is not a mapping';
+  if (typeof object.apiVersion !== 'string' || object.apiVersion === '') return 'has no apiVersion';
+  if (typeof object.kind !== 'string' || object.kind === '') return 'has no kind';
+  const metadata = object.metadata;
+  if (!isMapping(metadata) || typeof metadata.name !== 'string' || metadata.name === '')
+    return 'has no metadata.name';
+  return undefined;
+}
+
+function parseDocuments(text: string, values: unknown[]): Outcome<RenderedDocument[]> {
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true, lineCounter });
+  if (!Array.isArray(docs))
+    return failure([renderProblem('the rendered output is not a YAML stream')]);
+  const rendered: RenderedDocument[] = [];
+  for (const [docIndex, doc] of docs.entries()) {
+    const line = lineCounter.linePos(doc.range[0]).line;
+    const error = doc.errors[0];
+    if (error) {
+      const at = error.linePos?.[0]?.line ?? line;
+      return failure([
+        renderProblem(
+          `document ${docIndex + 1} (line ${at} of the output): ${error.message.split('\n')[0]}`,
+        ),
+      ]);
+    }
+    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
+    substituteValues(doc, values);
+    let object: unknown;
+    try {
+      object = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      return failure([
+        renderProblem(
+          `document ${docIndex + 1} (line ${line} of the output): ${(err as Error).message}`,
+        ),
+      ]);
+    }
+    const wrong = manifestProblem(object);
+    if (wrong) {
+      return failure([
+        renderProblem(
+          `document ${docIndex + 1} (line ${line} of the output) ${wrong}: each document must be a mapping with apiVersion, kind and metadata.name`,
+        ),
+      ]);
+    }
+    rendered.push({ index: rendered.length, line, object: object as KubeObject });
+    if (rendered.length > MAX_RESOURCES) {
+      return failure([renderProblem(`the template rendered more than ${MAX_RESOURCES} resources`)]);
+    }
+  }
+  return success(rendered);
+}

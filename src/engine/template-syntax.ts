@@ -1,0 +1,213 @@
+// Static analysis of a Handlebars template body: parse errors, unknown helpers, references to
+// undeclared parameters or unknown context fields, and constructs Stencil refuses (partials,
+// decorators, triple-stash), each with the template's line and column.
+import type {} from 'handlebars'; // brings the global `hbs` AST namespace into scope
+import { TemplateReason } from '../api/condition.ts';
+import type { Problem } from './problem.ts';
+
+type Node = hbs.AST.Node;
+type Expression = hbs.AST.Expression;
+type PathExpression = hbs.AST.PathExpression;
+
+/** Block helpers that change the context (`this`) inside their body. */
+const CONTEXT_CHANGING_BLOCKS = new Set(['each', 'with']);
+export const BLOCK_HELPERS = new Set(['if', 'unless', 'each', 'with']);
+/** `lookup` is the one built-in usable inline (dotted label keys). */
+export const BUILTIN_INLINE_HELPERS = new Set(['lookup']);
+
+const INSTANCE_FIELDS = new Set(['name', 'namespace', 'uid', 'labels', 'annotations']);
+const TEMPLATE_FIELDS = new Set(['name', 'namespace', 'generation']);
+
+export interface SyntaxRules {
+  /** Declared parameter names. */
+  parameters: ReadonlySet<string>;
+  /** Inline helpers the environment provides. */
+  helpers: ReadonlySet<string>;
+}
+
+interface Scope {
+  /** How many context-changing blocks enclose this node. */
+  depth: number;
+  /** Block parameter names in scope (`{{#each xs as |x|}}`). */
+  blockParams: ReadonlySet<string>;
+}
+
+export function position(node: Node): string {
+  return node.loc
+    ? `line ${node.loc.start.line}, column ${node.loc.start.column + 1}`
+    : 'unknown position';
+}
+
+function problem(node: Node | undefined, message: string): Problem {
+  return {
+    path: 'spec.handlebars',
+    reason: TemplateReason.ValidationFailed,
+    message: node ? `${position(node)}: ${message}` : message,
+  };
+}
+
+/** Walks an AST and reports every problem (not just the first). */
+export class TemplateChecker {
+  readonly problems: Problem[] = [];
+
+  constructor(private readonly rules: SyntaxRules) {}
+
+  program(program: hbs.AST.Program, scope: Scope): void {
+    for (const statement of program.body) this.statement(statement, scope);
+  }
+
+  private statement(node: hbs.AST.Statement, scope: Scope): void {
+    switch (node.type) {
+      case 'MustacheStatement':
+        return this.mustache(node as hbs.AST.MustacheStatement, scope);
+      case 'BlockStatement':
+        return this.block(node as hbs.AST.BlockStatement, scope);
+      case 'PartialStatement':
+      case 'PartialBlockStatement':
+        this.problems.push(problem(node, 'partials ({{> name}}) are not supported'));
+        return;
+      case 'Decorator':
+      case 'DecoratorBlock':
+        this.problems.push(problem(node, 'decorators ({{* name}}) are not supported'));
+        return;
+      default:
+        return;
+    }
+  }
+
+  private mustache(node: hbs.AST.MustacheStatement, scope: Scope): void {
+    if (!node.escaped) {
+      this.problems.push(
+        problem(
+          node,
+          'triple-stash {{{ }}} is not allowed: it would let a value inject YAML; use toYaml/toJson/nindent',
+        ),
+      );
+    }
+    this.call(node, node.path, node.params, node.hash, scope);
+  }
+
+  private block(node: hbs.AST.BlockStatement, scope: Scope): void {
+    const name = pathName(node.path);
+    if (!name || !BLOCK_HELPERS.has(name)) {
+      this.problems.push(
+        problem(node, `unknown block helper "${name ?? '?'}" (blocks: if, unless, each, with)`),
+      );
+    }
+    node.params.forEach((p: Expression) => this.expression(p, scope));
+    node.hash?.pairs.forEach((p: hbs.AST.HashPair) => this.expression(p.value, scope));
+    const inner: Scope = CONTEXT_CHANGING_BLOCKS.has(name ?? '')
+      ? {
+          depth: scope.depth + 1,
+          blockParams: new Set([...scope.blockParams, ...(node.program.blockParams ?? [])]),
+        }
+      : scope;
+    this.program(node.program, inner);
+    if (node.inverse) this.program(node.inverse, scope);
+  }
+
+  private call(
+    node: Node,
+    path: Expression,
+    params: Expression[],
+    hash: hbs.AST.Hash | undefined,
+    scope: Scope,
+  ): void {
+    const isCall = params.length > 0 || (hash?.pairs.length ?? 0) > 0;
+    if (isCall) {
+      const name = pathName(path);
+      if (!name || !(this.rules.helpers.has(name) || BUILTIN_INLINE_HELPERS.has(name))) {
+        this.problems.push(problem(node, `unknown helper "${name ?? '?'}"`));
+      }
+    } else {
+      this.expression(path, scope);
+    }
+    params.forEach((p: Expression) => this.expression(p, scope));
+    hash?.pairs.forEach((p: hbs.AST.HashPair) => this.expression(p.value, scope));
+  }
+
+  private expression(node: Expression, scope: Scope): void {
+    if (node.type === 'SubExpression') {
+      const sub = node as hbs.AST.SubExpression;
+      this.call(sub, sub.path, sub.params, sub.hash, scope);
+    } else if (node.type === 'PathExpression') {
+      this.reference(node as PathExpression, scope);
+    }
+  }
+
+  private reference(path: PathExpression, scope: Scope): void {
+    const parts = path.parts;
+    if (path.data) {
+      if (parts[0] === 'root') this.rootReference(path, parts.slice(1));
+      return;
+    }
+    if (parts.length === 0 || scope.blockParams.has(parts[0] ?? '')) return;
+    if (scope.depth - path.depth === 0) this.rootReference(path, parts);
+  }
+
+  private rootReference(path: PathExpression, parts: string[]): void {
+    const [head, field] = parts;
+    if (head === undefined) return;
+    if (head === 'parameters') {
+      if (field !== undefined && !this.rules.parameters.has(field)) {
+        this.problems.push(
+          problem(path, `reference to undeclared parameter "parameters.${field}"`),
+        );
+      }
+    } else if (head === 'instance') {
+      if (field !== undefined && !INSTANCE_FIELDS.has(field)) {
+        this.problems.push(
+          problem(
+            path,
+            `unknown field "instance.${field}" (instance has ${[...INSTANCE_FIELDS].join(', ')})`,
+          ),
+        );
+      }
+    } else if (head === 'template') {
+      if (field !== undefined && !TEMPLATE_FIELDS.has(field)) {
+        this.problems.push(
+          problem(
+            path,
+            `unknown field "template.${field}" (template has ${[...TEMPLATE_FIELDS].join(', ')})`,
+          ),
+        );
+      }
+    } else {
+      this.problems.push(
+        problem(
+          path,
+          `unknown reference "${path.original}" (the context has parameters, instance, template)`,
+        ),
+      );
+    }
+  }
+}
+
+function pathName(node: Expression): string | undefined {
+  return node.type === 'PathExpression' ? (node as PathExpression).original : undefined;
+}
+
+/** Turns a Handlebars parse error into a problem with line and column. */
+export function parseErrorProblem(err: unknown): Problem {
+  const e = err as {
+    message?: string;
+    hash?: { loc?: { first_line: number; first_column: number } };
+  };
+  const firstLine = (e.message ?? String(err)).split('\n');
+  const loc = e.hash?.loc;
+  const where = loc ? `line ${loc.first_line}, column ${loc.first_column + 1}: ` : '';
+  const expecting = firstLine.find((l) => l.startsWith('Expecting')) ?? '';
+  const head = (firstLine[0] ?? '').replace(/ on line \d+:$/, '');
+  // Block mismatches come from the AST builder with "a doesn't match b - L:C".
+  const mismatch = /^(.*) - (\d+):(\d+)$/.exec(head);
+  if (mismatch) {
+    return problem(
+      undefined,
+      `line ${mismatch[2]}, column ${Number(mismatch[3]) + 1}: ${mismatch[1]}`,
+    );
+  }
+  return problem(
+    undefined,
+    `${where}${head}${expecting ? ` (${expecting.replace(/, got/, '; got')})` : ''}`,
+  );
+}

@@ -1,0 +1,287 @@
+// The `stencil` command as a user runs it: exit codes 0/1/2, one-line errors, JSON shape, and
+// the built binary (dist/cli.js, built by `npm run build` before `npm test`).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const sample = (name: string, file: string): string => join(root, 'samples', name, file);
+let dir: string;
+
+function write(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const TEMPLATE = `apiVersion: stencil.dev/v1alpha1
+kind: Template
+metadata: { name: app, namespace: team-a }
+spec:
+  parameters:
+    - { name: port, type: number }
+  handlebars: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: {{instance.name}}
+    data:
+      port: "{{parameters.port}}"
+`;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'stencil-cli-'));
+});
+
+describe('stencil render', () => {
+  it('prints the rendered manifests with ownership metadata and exits 0', async () => {
+    const result = await main([
+      'render',
+      '--template',
+      sample('web-app', 'template.yaml'),
+      '--instance',
+      sample('web-app', 'instance.yaml'),
+      '--objects',
+      sample('web-app', 'objects.yaml'),
+    ]);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result.stdout).toContain('kind: Deployment');
+    expect(result.stdout).toContain('stencil.dev/instance-ref: team-a/shop');
+  });
+
+  it('reports a failing instance as JSON with Ready copying the first failure, and exits 1', async () => {
+    const instance = write(
+      'locked.yaml',
+      `apiVersion: stencil.dev/v1alpha1
+kind: TemplateInstance
+metadata: { name: shop-logs, namespace: team-a }
+spec:
+  templateRef: { name: log-shipper, namespace: platform }
+  parameters:
+    - { name: registry, value: docker.io }
+`,
+    );
+    const result = await main([
+      'render',
+      '--template',
+      sample('locked-platform-parameter', 'template.yaml'),
+      '--instance',
+      instance,
+      '--objects',
+      sample('locked-platform-parameter', 'objects.yaml'),
+      '-o',
+      'json',
+    ]);
+    expect(result.exitCode).toBe(1);
+    const report = JSON.parse(result.stdout) as {
+      phase: string;
+      conditions: { type: string; status: string; reason: string }[];
+      resources: unknown[];
+    };
+    expect(report.phase).toBe('Failed');
+    expect(report.conditions.map((c) => `${c.type}=${c.status}:${c.reason}`)).toEqual([
+      'TemplateResolved=True:Success',
+      'TargetNamespaceAllowed=True:Success',
+      'ParametersValid=False:OverrideNotAllowed',
+      'Ready=False:OverrideNotAllowed',
+    ]);
+    expect(report.resources).toEqual([]);
+  });
+
+  it('prints one line on stderr for a failure in yaml mode, and exits 1', async () => {
+    const instance = write(
+      'missing.yaml',
+      'apiVersion: stencil.dev/v1alpha1\nkind: TemplateInstance\nmetadata: { name: x, namespace: team-a }\nspec: { templateRef: { name: nope } }\n',
+    );
+    const result = await main([
+      'render',
+      '--template',
+      write('t.yaml', TEMPLATE),
+      '--instance',
+      instance,
+    ]);
+    expect(result).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr:
+        'TemplateResolved=False TemplateNotFound: spec.templateRef: Template team-a/nope not found\n',
+    });
+  });
+
+  it('never prints a Secret value that fails its type', async () => {
+    const instance = write(
+      'secret-instance.yaml',
+      `apiVersion: stencil.dev/v1alpha1
+kind: TemplateInstance
+metadata: { name: x, namespace: team-a }
+spec:
+  templateRef: { name: app }
+  parameters:
+    - name: port
+      valueFrom: { secretKeyRef: { name: creds, key: port } }
+`,
+    );
+    const objects = write(
+      'secret.yaml',
+      `apiVersion: v1\nkind: Secret\nmetadata: { name: creds, namespace: team-a }\ndata: { port: ${Buffer.from('hunter2-secret').toString('base64')} }\n`,
+    );
+    for (const output of ['json', 'yaml']) {
+      const result = await main([
+        'render',
+        '--template',
+        write('t.yaml', TEMPLATE),
+        '--instance',
+        instance,
+        '--objects',
+        objects,
+        '--output',
+        output,
+      ]);
+      expect(result.exitCode).toBe(1);
+      expect(result.stdout + result.stderr).toContain('InvalidParameter');
+      expect(result.stdout + result.stderr).not.toContain('hunter2');
+    }
+  });
+
+  it.each([
+    ['no flags', ['render']],
+    ['an unknown flag', ['render', '--bogus']],
+    ['an unknown output', ['render', '--template', 'a', '--instance', 'b', '--output', 'xml']],
+    [
+      'an unreadable file',
+      ['render', '--template', '/nonexistent/t.yaml', '--instance', '/nonexistent/i.yaml'],
+    ],
+    ['an unknown command', ['frobnicate']],
+    ['no command', []],
+  ])('exits 2 with one line on stderr for %s', async (_name, argv) => {
+    const result = await main(argv);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^stencil: [^\n]+\n$/);
+  });
+
+  it('exits 2 for a file that is not valid YAML or not a valid Template', async () => {
+    const broken = await main([
+      'render',
+      '--template',
+      write('broken.yaml', 'a: [unclosed'),
+      '--instance',
+      write('i.yaml', ''),
+    ]);
+    expect(broken).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/^stencil: .*broken.yaml: document 1, line 1/),
+    });
+    const invalid = write(
+      'invalid.yaml',
+      'apiVersion: stencil.dev/v1alpha1\nkind: Template\nmetadata: {name: x}\nspec: {handlebars: "", sync: {mode: off}}\n',
+    );
+    const result = await main([
+      'render',
+      '--template',
+      invalid,
+      '--instance',
+      sample('web-app', 'instance.yaml'),
+    ]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain(
+      'spec.sync.mode: Invalid value: "boolean": must be of type string',
+    );
+  });
+});
+
+describe('stencil validate', () => {
+  it('reports a syntax error and an undeclared parameter with line and column, exit 1', () => {
+    const syntax = write(
+      'syntax.yaml',
+      TEMPLATE.replace('"{{parameters.port}}"', '"{{parameters.port"'),
+    );
+    const undeclared = write(
+      'undeclared.yaml',
+      TEMPLATE.replace('{{parameters.port}}', '{{parameters.prot}}').replace(
+        'name: app',
+        'name: app2',
+      ),
+    );
+    const result = validateFiles(syntax, undeclared);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(
+      /syntax.yaml#1 Template team-a\/app: ValidationFailed: spec.handlebars: line 6, column \d+: Parse error/,
+    );
+    expect(result.stderr).toMatch(
+      /undeclared.yaml#1 Template team-a\/app2: ValidationFailed: spec.handlebars: line 6, column 12: reference to undeclared parameter "parameters.prot"/,
+    );
+  });
+
+  it('accepts every sample, checking instances against their Templates, exit 0', () => {
+    const files = [
+      'web-app',
+      'database-credentials',
+      'service-discovery',
+      'locked-platform-parameter',
+      'network-policy-baseline',
+      'tenant-bootstrap',
+    ].flatMap((s) => [sample(s, 'template.yaml'), sample(s, 'instance.yaml')]);
+    const result = validateFiles(...files);
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(
+      /TemplateInstance team-a\/shop: valid against Template platform\/web-app/,
+    );
+  });
+
+  it('checks an instance against a Template in the same files', () => {
+    const instance = write(
+      'bad-instance.yaml',
+      'apiVersion: stencil.dev/v1alpha1\nkind: TemplateInstance\nmetadata: {name: i, namespace: team-a}\nspec:\n  templateRef: {name: app}\n  parameters:\n    - {name: port, value: eighty}\n    - {name: nope, value: 1}\n',
+    );
+    const result = validateFiles(write('t2.yaml', TEMPLATE), instance);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      'InvalidParameter: spec.parameters[0]: parameter "port": expected a number, got "eighty"',
+    );
+    expect(result.stderr).toContain(
+      'InvalidParameter: spec.parameters[1]: parameter "nope": the Template declares no such parameter',
+    );
+  });
+
+  function validateFiles(...files: string[]): { exitCode: number; stdout: string; stderr: string } {
+    const result = spawnSync(
+      process.execPath,
+      [join(root, 'dist', 'cli.js'), 'validate', ...files],
+      { encoding: 'utf8' },
+    );
+    return { exitCode: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+  }
+});
+
+describe('the built binary', () => {
+  it.each([
+    'web-app',
+    'database-credentials',
+    'service-discovery',
+    'locked-platform-parameter',
+    'network-policy-baseline',
+    'tenant-bootstrap',
+  ])('renders the %s sample', (name) => {
+    const result = spawnSync(
+      process.execPath,
+      [
+        join(root, 'dist', 'cli.js'),
+        'render',
+        '--template',
+        sample(name, 'template.yaml'),
+        '--instance',
+        sample(name, 'instance.yaml'),
+        '--objects',
+        sample(name, 'objects.yaml'),
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('stencil.dev/instance-uid');
+  });
+});
