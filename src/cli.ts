@@ -7,11 +7,17 @@ import { pathToFileURL } from 'node:url';
 import { renderCommand, RENDER_USAGE, type CommandResult } from './cli/render-command.ts';
 import { validateCommand, VALIDATE_USAGE } from './cli/validate-command.ts';
 import { UsageError } from './cli/manifest-files.ts';
+import { ConfigError } from './config.ts';
+import { runOperator } from './main.ts';
+
+const RUN_USAGE =
+  'usage: stencil run [--kubeconfig PATH] [--namespaces a,b] [--concurrency N] [--resync-period SECONDS] [--log-level L] [--log-format json|text]';
 
 const USAGE = [
   'usage: stencil <command> [flags]',
   '',
   'commands:',
+  `  ${RUN_USAGE.replace('usage: ', '')}`,
   `  ${RENDER_USAGE.replace('usage: ', '')}`,
   `  ${VALIDATE_USAGE.replace('usage: ', '')}`,
 ].join('\n');
@@ -20,29 +26,29 @@ export async function main(argv: string[]): Promise<CommandResult> {
   const [command, ...rest] = argv;
   try {
     if (command === undefined)
-      throw new UsageError('no command given (commands: render, validate; see stencil --help)');
+      throw new UsageError(
+        'no command given (commands: run, render, validate; see stencil --help)',
+      );
     switch (command) {
       case 'render':
         return await renderCommand(rest);
       case 'validate':
         return validateCommand(rest);
+      case 'run':
+        return { exitCode: await runOperator(rest), stdout: '', stderr: '' };
       case 'help':
       case '--help':
       case '-h':
         return { exitCode: 0, stdout: `${USAGE}\n`, stderr: '' };
       default:
         throw new UsageError(
-          `unknown command "${command}" (commands: render, validate; see stencil --help)`,
+          `unknown command "${command}" (commands: run, render, validate; see stencil --help)`,
         );
     }
   } catch (err) {
-    if (err instanceof UsageError)
-      return { exitCode: 2, stdout: '', stderr: `stencil: ${err.message}\n` };
-    return {
-      exitCode: 2,
-      stdout: '',
-      stderr: `stencil: internal error: ${(err as Error).message}\n`,
-    };
+    const usage = err instanceof UsageError || err instanceof ConfigError;
+    const message = err instanceof Error ? err.message : String(err);
+    return { exitCode: usage ? 2 : 1, stdout: '', stderr: `stencil: ${message.split('\n')[0]}\n` };
   }
 }
 

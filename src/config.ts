@@ -1,0 +1,75 @@
+// The only reader of command-line flags and STENCIL_* environment variables: produces the frozen
+// configuration of `stencil run`. A flag wins over its environment variable.
+import { parseArgs } from 'node:util';
+import type { LogLevel } from './log.ts';
+
+export interface OperatorConfig {
+  kubeconfig?: string;
+  /** Namespaces to watch; undefined = all. */
+  namespaces?: string[];
+  concurrency: number;
+  /** Every instance and Template is reconciled at least this often. */
+  resyncSeconds: number;
+  logLevel: LogLevel;
+  logFormat: 'json' | 'text';
+}
+
+export class ConfigError extends Error {}
+
+const OPTIONS = {
+  kubeconfig: { type: 'string' },
+  namespaces: { type: 'string' },
+  concurrency: { type: 'string' },
+  'resync-period': { type: 'string' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
+} as const;
+
+function positiveInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ConfigError(`--${name} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+function oneOf<T extends string>(
+  name: string,
+  value: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value))
+    throw new ConfigError(`--${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return value as T;
+}
+
+/** Parses `argv` (after `stencil run`) with `env` as fallback. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig {
+  let values: Partial<Record<keyof typeof OPTIONS, string>>;
+  try {
+    values = parseArgs({ args: argv, options: OPTIONS, strict: true }).values;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const get = (name: keyof typeof OPTIONS): string | undefined =>
+    values[name] ?? env[`STENCIL_${name.toUpperCase().replace(/-/g, '_')}`];
+  const namespaces = get('namespaces')
+    ?.split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  return Object.freeze({
+    kubeconfig: get('kubeconfig') ?? env.KUBECONFIG,
+    namespaces: namespaces && namespaces.length > 0 ? namespaces : undefined,
+    concurrency: positiveInt('concurrency', get('concurrency'), 8),
+    resyncSeconds: positiveInt('resync-period', get('resync-period'), 600),
+    logLevel: oneOf(
+      'log-level',
+      get('log-level'),
+      ['debug', 'info', 'warn', 'error'] as const,
+      'info',
+    ),
+    logFormat: oneOf('log-format', get('log-format'), ['json', 'text'] as const, 'json'),
+  });
+}

@@ -1,0 +1,101 @@
+// The TemplateInstance status a reconcile leaves behind (SPEC §2), computed from the previous
+// status, the evaluation and the apply outcome; and the equality test that keeps a reconcile
+// which changed nothing from writing anything.
+import { InstanceConditionType, InstanceReason } from '../api/condition.ts';
+import type {
+  RenderedResourceRef,
+  TemplateInstance,
+  TemplateInstanceStatus,
+} from '../api/template-instance.ts';
+import type { Template } from '../api/template.ts';
+import { draft, mergeConditions, readyCondition, type ConditionDraft } from './conditions.ts';
+import type { InstanceEvaluation } from './instance-evaluation.ts';
+import { templateRefOf } from './instance-evaluation.ts';
+
+export interface ApplyOutcome {
+  ok: boolean;
+  /** Applied condition reason when not ok (ApplyFailed) and message either way. */
+  message: string;
+  /** What the instance now has on the cluster (max 500). */
+  renderedResources: RenderedResourceRef[];
+}
+
+export interface StatusInput {
+  instance: TemplateInstance;
+  template: Template | undefined;
+  evaluation: InstanceEvaluation;
+  /** Absent when the evaluation failed before anything was applied. */
+  apply?: ApplyOutcome;
+  trackedGVKs: string[];
+  /** RFC 3339 time of this reconcile. */
+  now: string;
+}
+
+export function nextInstanceStatus(input: StatusInput): TemplateInstanceStatus {
+  const { instance, evaluation, apply } = input;
+  const previous = instance.status ?? {};
+  const drafts: ConditionDraft[] = [...evaluation.conditions];
+  if (apply)
+    drafts.push(
+      draft(
+        InstanceConditionType.Applied,
+        apply.ok,
+        apply.ok ? InstanceReason.Success : InstanceReason.ApplyFailed,
+        apply.message,
+      ),
+    );
+  const ready = readyCondition(drafts);
+  const generation = instance.metadata.generation;
+  const status: TemplateInstanceStatus = {
+    phase: ready.status === 'True' ? 'Ready' : 'Failed',
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions: mergeConditions(previous.conditions, [...drafts, ready], input.now, generation),
+    trackedGVKs: input.trackedGVKs,
+  };
+  return { ...status, ...carriedOver(input) };
+}
+
+/** Fields that keep their previous value unless this reconcile produced a new one. */
+function carriedOver({
+  instance,
+  template,
+  evaluation,
+  apply,
+}: StatusInput): TemplateInstanceStatus {
+  const previous = instance.status ?? {};
+  const carried: TemplateInstanceStatus = {};
+  const resolvedTemplateRef = template
+    ? { ...templateRefOf(instance), generation: template.metadata.generation ?? 0 }
+    : previous.resolvedTemplateRef;
+  if (resolvedTemplateRef) carried.resolvedTemplateRef = resolvedTemplateRef;
+  const resolvedParameters = evaluation.ok
+    ? evaluation.resolved?.status
+    : previous.resolvedParameters;
+  if (resolvedParameters) carried.resolvedParameters = resolvedParameters;
+  const rendered = apply?.renderedResources ?? previous.renderedResources;
+  if (rendered) carried.renderedResources = rendered;
+  if (previous.frozen !== undefined) carried.frozen = previous.frozen;
+  if (previous.frozenAt !== undefined) carried.frozenAt = previous.frozenAt;
+  return carried;
+}
+
+/** Deterministic JSON (sorted keys) for comparing statuses. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      return Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+          a < b ? -1 : a > b ? 1 : 0,
+        ),
+      );
+    }
+    return v;
+  });
+}
+
+export function sameStatus(
+  a: TemplateInstanceStatus | undefined,
+  b: TemplateInstanceStatus,
+): boolean {
+  return canonicalJson(a ?? {}) === canonicalJson(b);
+}

@@ -1,0 +1,36 @@
+// Per-key exponential backoff with jitter, as client-go's item rate limiter: each failure of a
+// key doubles its delay up to a cap; success forgets the key.
+
+export interface BackoffOptions {
+  baseMs: number;
+  maxMs: number;
+  /** 0..1: the delay is scaled by a random factor in [1 - jitter, 1]. */
+  jitter: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 200, maxMs: 5 * 60_000, jitter: 0.2 };
+
+export class Backoff {
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly options: BackoffOptions = DEFAULT_BACKOFF,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Records a failure of `key` and returns how long to wait before retrying it. */
+  next(key: string): number {
+    const count = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, count);
+    const raw = Math.min(this.options.maxMs, this.options.baseMs * 2 ** Math.min(count - 1, 30));
+    return Math.round(raw * (1 - this.options.jitter * this.random()));
+  }
+
+  retries(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+}

@@ -1,0 +1,250 @@
+// A resilient list+watch cache of one resource collection. It relists on 410 Gone, re-watches
+// from the last resourceVersion after a normal close (no replay storm), backs off on errors,
+// restarts a watch that went silent, and never lets a handler's exception escape.
+import type { KubeObject } from '../api/object-meta.ts';
+import { Backoff } from './backoff.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface ListResult {
+  items: KubeObject[];
+  resourceVersion: string;
+}
+
+export interface WatchHandle {
+  abort(): void;
+}
+
+/** What an informer needs from the API server (implemented in src/kube). */
+export interface ListWatchSource {
+  list(path: string, labelSelector?: string): Promise<ListResult>;
+  watch(
+    path: string,
+    query: { resourceVersion: string; labelSelector?: string; timeoutSeconds: number },
+    onEvent: (type: WatchEventType, object: unknown) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<WatchHandle>;
+}
+
+export interface InformerHandlers {
+  add?(object: KubeObject): void;
+  update?(object: KubeObject, old: KubeObject): void;
+  delete?(object: KubeObject): void;
+}
+
+export interface InformerOptions {
+  /** Collection path, e.g. `/apis/stencil.dev/v1alpha1/templateinstances`. */
+  path: string;
+  labelSelector?: string;
+  /** Server-side watch timeout; a watch silent for longer than this plus slack is restarted. */
+  watchTimeoutSeconds?: number;
+  log?: (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => void;
+}
+
+/** An error whose HTTP status (or watch Status code) is 410: our resourceVersion expired. */
+function isGone(error: unknown): boolean {
+  const e = error as { statusCode?: number; code?: number; status?: number } | null;
+  return e?.statusCode === 410 || e?.code === 410 || e?.status === 410;
+}
+
+export function objectKey(object: KubeObject): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+}
+
+export class Informer {
+  private readonly cache = new Map<string, KubeObject>();
+  private readonly handlers: InformerHandlers[] = [];
+  private readonly backoff = new Backoff({ baseMs: 500, maxMs: 30_000, jitter: 0.3 });
+  private resourceVersion = '';
+  private watch: WatchHandle | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private synced = false;
+  private readonly syncWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly source: ListWatchSource,
+    private readonly options: InformerOptions,
+  ) {}
+
+  get path(): string {
+    return this.options.path;
+  }
+
+  addHandlers(handlers: InformerHandlers): void {
+    this.handlers.push(handlers);
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Starts listing and watching; resolves once the first list has filled the cache. */
+  start(): Promise<void> {
+    void this.relist();
+    return this.waitForSync();
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.watchdog);
+    clearTimeout(this.retryTimer);
+    this.watch?.abort();
+    this.watch = undefined;
+  }
+
+  get(namespace: string, name: string): KubeObject | undefined {
+    return this.cache.get(`${namespace}/${name}`);
+  }
+
+  list(): KubeObject[] {
+    return [...this.cache.values()];
+  }
+
+  private log(
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields: Record<string, unknown> = {},
+  ): void {
+    this.options.log?.(level, message, { path: this.options.path, ...fields });
+  }
+
+  private notify(kind: keyof InformerHandlers, object: KubeObject, old?: KubeObject): void {
+    for (const handlers of this.handlers) {
+      try {
+        if (kind === 'update') handlers.update?.(object, old ?? object);
+        else handlers[kind]?.(object);
+      } catch (error) {
+        this.log('error', 'informer handler threw', { error: String(error) });
+      }
+    }
+  }
+
+  private retry(what: () => Promise<void>, error: unknown): void {
+    if (this.stopped) return;
+    const delay = this.backoff.next('informer');
+    this.log('warn', 'list/watch failed; retrying', {
+      error: String((error as Error)?.message ?? error),
+      delayMs: delay,
+    });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void what(), delay);
+    this.retryTimer.unref();
+  }
+
+  private async relist(): Promise<void> {
+    if (this.stopped) return;
+    let result: ListResult;
+    try {
+      result = await this.source.list(this.options.path, this.options.labelSelector);
+    } catch (error) {
+      this.retry(() => this.relist(), error);
+      return;
+    }
+    this.replace(result);
+    await this.startWatch();
+  }
+
+  /** Replaces the cache with a fresh list, emitting the differences as events. */
+  private replace(result: ListResult): void {
+    const fresh = new Map(result.items.map((o) => [objectKey(o), o]));
+    for (const [key, old] of this.cache) {
+      if (!fresh.has(key)) {
+        this.cache.delete(key);
+        this.notify('delete', old);
+      }
+    }
+    for (const [key, object] of fresh) {
+      const old = this.cache.get(key);
+      this.cache.set(key, object);
+      if (!old) this.notify('add', object);
+      else if (old.metadata.resourceVersion !== object.metadata.resourceVersion)
+        this.notify('update', object, old);
+    }
+    this.resourceVersion = result.resourceVersion;
+    if (!this.synced) {
+      this.synced = true;
+      this.syncWaiters.splice(0).forEach((resolve) => resolve());
+    }
+  }
+
+  private armWatchdog(): void {
+    clearTimeout(this.watchdog);
+    const timeout = this.options.watchTimeoutSeconds ?? 300;
+    this.watchdog = setTimeout(
+      () => {
+        this.log('warn', 'watch silent for too long; restarting');
+        this.watch?.abort();
+      },
+      (timeout + 60) * 1000,
+    );
+    this.watchdog.unref();
+  }
+
+  private async startWatch(): Promise<void> {
+    if (this.stopped) return;
+    let needsRelist = false;
+    const onEvent = (type: WatchEventType, raw: unknown): void => {
+      this.armWatchdog();
+      if (type === 'ERROR') {
+        needsRelist ||= isGone(raw);
+        return;
+      }
+      const object = raw as KubeObject;
+      if (object?.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
+      if (type !== 'BOOKMARK') this.apply(type, object);
+    };
+    const onDone = (error: unknown): void => {
+      clearTimeout(this.watchdog);
+      this.watch = undefined;
+      if (this.stopped) return;
+      if (needsRelist || isGone(error)) {
+        void this.relist();
+      } else if (error && (error as Error).name !== 'AbortError') {
+        this.retry(() => this.startWatch(), error);
+      } else {
+        this.backoff.forget('informer');
+        void this.startWatch();
+      }
+    };
+    try {
+      this.armWatchdog();
+      this.watch = await this.source.watch(
+        this.options.path,
+        {
+          resourceVersion: this.resourceVersion,
+          labelSelector: this.options.labelSelector,
+          timeoutSeconds: this.options.watchTimeoutSeconds ?? 300,
+        },
+        onEvent,
+        onDone,
+      );
+    } catch (error) {
+      clearTimeout(this.watchdog);
+      this.retry(() => this.startWatch(), error);
+    }
+  }
+
+  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
+    const key = objectKey(object);
+    const old = this.cache.get(key);
+    if (type === 'DELETED') {
+      this.cache.delete(key);
+      this.notify('delete', object);
+      return;
+    }
+    this.cache.set(key, object);
+    if (old) this.notify('update', object, old);
+    else this.notify('add', object);
+  }
+}

@@ -1,0 +1,101 @@
+// The adapter over @dot-i/k8s-operator (ADR 0005). dot-i's Operator is kept as the lifecycle
+// shell (start → init) and its event model (ResourceEvent with ResourceMeta); its watch, which
+// exits the process on any error and replays everything on every restart, is replaced by our
+// Informer. dot-i's write helpers (blind finalizer merge patches) are never used.
+import dotI, { ResourceEventType, ResourceMetaImpl, type ResourceEvent } from '@dot-i/k8s-operator';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '../api/object-meta.ts';
+import { Informer, type ListWatchSource } from './informer.ts';
+
+// dot-i is CommonJS with `exports.default = Operator`; from ESM the class is `.default`.
+const Operator = dotI.default;
+
+export type EventHandler = (event: ResourceEvent) => void;
+
+export interface WatchTarget {
+  group: string;
+  version: string;
+  plural: string;
+  namespace?: string;
+  labelSelector?: string;
+}
+
+export type ShellLog = (
+  level: 'info' | 'warn' | 'error',
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+function collectionPath(target: WatchTarget): string {
+  const base = target.group ? `/apis/${target.group}/${target.version}` : `/api/${target.version}`;
+  return `${base}${target.namespace ? `/namespaces/${encodeURIComponent(target.namespace)}` : ''}/${target.plural}`;
+}
+
+export class OperatorShell extends Operator {
+  private readonly informers: Informer[] = [];
+
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly source: ListWatchSource,
+    private readonly onInit: (shell: OperatorShell) => Promise<void>,
+    private readonly logFn: ShellLog,
+  ) {
+    super({
+      debug: () => undefined,
+      info: (m: string) => logFn('info', m),
+      warn: (m: string) => logFn('warn', m),
+      error: (m: string) => logFn('error', m),
+    });
+    this.kubeConfig = kubeConfig;
+  }
+
+  protected async init(): Promise<void> {
+    await this.onInit(this);
+  }
+
+  /** dot-i's watch entry point, served by a resilient Informer. */
+  protected override watchResource(
+    group: string,
+    version: string,
+    plural: string,
+    onEvent: (event: ResourceEvent) => Promise<void>,
+    namespace?: string,
+  ): Promise<void> {
+    this.watch({ group, version, plural, namespace }, (event) => void onEvent(event));
+    return Promise.resolve();
+  }
+
+  /** Starts an informer for `target` and returns it; events arrive as dot-i ResourceEvents. */
+  watch(target: WatchTarget, handler: EventHandler): Informer {
+    const informer = new Informer(this.source, {
+      path: collectionPath(target),
+      labelSelector: target.labelSelector,
+      log: this.logFn,
+    });
+    const emit = (type: ResourceEventType, object: KubeObject): void => {
+      const meta = ResourceMetaImpl.createWithPlural(target.plural, object as never);
+      handler({ type, object: object as never, meta });
+    };
+    informer.addHandlers({
+      add: (o) => emit(ResourceEventType.Added, o),
+      update: (o) => emit(ResourceEventType.Modified, o),
+      delete: (o) => emit(ResourceEventType.Deleted, o),
+    });
+    this.informers.push(informer);
+    void informer.start();
+    return informer;
+  }
+
+  waitForSync(): Promise<void> {
+    return Promise.all(this.informers.map((i) => i.waitForSync())).then(() => undefined);
+  }
+
+  hasSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced());
+  }
+
+  /** Stops every informer. dot-i's own stop() is never called: it exits the process. */
+  stopWatches(): void {
+    for (const informer of this.informers) informer.stop();
+  }
+}

@@ -1,0 +1,31 @@
+// Connects to the API server from a kubeconfig file, $KUBECONFIG, ~/.kube/config or the
+// in-cluster ServiceAccount, and builds the clients the operator shares.
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeCluster } from './cluster.ts';
+import { KubeHttp } from './http.ts';
+import { KubeListWatch } from './list-watch.ts';
+
+export interface KubeConnection {
+  kubeConfig: KubeConfig;
+  http: KubeHttp;
+  cluster: KubeCluster;
+  listWatch: KubeListWatch;
+}
+
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (path) kubeConfig.loadFromFile(path);
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
+}
+
+export async function connect(path?: string, identity = 'stencil'): Promise<KubeConnection> {
+  const kubeConfig = loadKubeConfig(path);
+  const http = await KubeHttp.create(kubeConfig);
+  return {
+    kubeConfig,
+    http,
+    cluster: new KubeCluster(http, identity),
+    listWatch: new KubeListWatch(http, kubeConfig),
+  };
+}

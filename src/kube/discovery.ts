@@ -1,0 +1,81 @@
+// A discovery cache: (apiVersion, kind) → resource plural and scope. A kind missing from a cached
+// group version triggers a refresh (at most every few seconds), so a CRD installed later is seen.
+import type { KindScope } from '../engine/source-port.ts';
+import { isClusterError } from '../reconcile/cluster-port.ts';
+import type { KubeHttp } from './http.ts';
+
+export interface ResourceInfo {
+  plural: string;
+  scope: KindScope;
+}
+
+interface GroupVersionEntry {
+  fetchedAt: number;
+  /** undefined = the group version is not served. */
+  kinds?: Map<string, ResourceInfo>;
+}
+
+interface ApiResourceList {
+  resources?: { name: string; kind: string; namespaced: boolean }[];
+}
+
+export class Discovery {
+  private readonly entries = new Map<string, GroupVersionEntry>();
+  private readonly inflight = new Map<string, Promise<GroupVersionEntry>>();
+
+  constructor(
+    private readonly http: KubeHttp,
+    private readonly refreshAfterMs = 5_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** `undefined` when the API server does not serve the kind. */
+  async resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+    let entry = this.entries.get(apiVersion);
+    const stale = !entry || this.now() - entry.fetchedAt > this.refreshAfterMs;
+    if (!entry || (!entry.kinds?.has(kind) && stale)) entry = await this.fetch(apiVersion);
+    return entry.kinds?.get(kind);
+  }
+
+  private fetch(apiVersion: string): Promise<GroupVersionEntry> {
+    const running = this.inflight.get(apiVersion);
+    if (running) return running;
+    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const promise = this.http
+      .request<ApiResourceList>({ method: 'GET', path })
+      .then(
+        (list) => {
+          const kinds = new Map<string, ResourceInfo>();
+          for (const r of list.resources ?? []) {
+            if (r.name.includes('/')) continue; // subresources such as deployments/status
+            kinds.set(r.kind, { plural: r.name, scope: r.namespaced ? 'Namespaced' : 'Cluster' });
+          }
+          return { fetchedAt: this.now(), kinds };
+        },
+        (error: unknown) => {
+          if (isClusterError(error, 'NotFound')) return { fetchedAt: this.now() };
+          throw error;
+        },
+      )
+      .then((entry: GroupVersionEntry) => {
+        this.entries.set(apiVersion, entry);
+        return entry;
+      })
+      .finally(() => this.inflight.delete(apiVersion));
+    this.inflight.set(apiVersion, promise);
+    return promise;
+  }
+}
+
+/** REST path of a collection or object. */
+export function resourcePath(
+  apiVersion: string,
+  plural: string,
+  namespace?: string,
+  name?: string,
+): string {
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const item = name ? `/${encodeURIComponent(name)}` : '';
+  return `${base}${ns}/${plural}${item}`;
+}

@@ -1,0 +1,228 @@
+// Wires the operator together: informers (through the dot-i shell) → controllers → reconcilers,
+// the fan-out between Templates, instances and namespaces, and the periodic resync.
+import type { KubeObject } from './api/object-meta.ts';
+import type { Template } from './api/template.ts';
+import type { TemplateInstance } from './api/template-instance.ts';
+import { GROUP, TEMPLATE_INSTANCE_PLURAL, TEMPLATE_PLURAL, VERSION } from './api/well-known.ts';
+import { templateRefOf } from './engine/instance-evaluation.ts';
+import { Controller } from './framework/controller.ts';
+import type { Informer } from './framework/informer.ts';
+import { OperatorShell } from './framework/operator-shell.ts';
+import type { QueueObserver } from './framework/work-queue.ts';
+import type { KubeConnection } from './kube/connection.ts';
+import type { Logger } from './log.ts';
+import { InstanceReconciler } from './reconcile/instance-reconciler.ts';
+import type { CacheReader } from './reconcile/reader.ts';
+import { TemplateReconciler } from './reconcile/template-reconciler.ts';
+
+export interface OperatorOptions {
+  connection: KubeConnection;
+  /** Namespaces to watch; undefined = all. */
+  namespaces?: string[];
+  concurrency: number;
+  resyncSeconds: number;
+  log: Logger;
+  now?: () => Date;
+}
+
+/** Status-only updates (including our own status writes) do not need another reconcile. */
+function specOrMetadataChanged(object: KubeObject, old: KubeObject | undefined): boolean {
+  if (!old) return true;
+  const a = object.metadata;
+  const b = old.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {}) ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? [])
+  );
+}
+
+function requestOf(object: KubeObject): { namespace: string; name: string } {
+  return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
+}
+
+function queueObserver(log: Logger, controller: string): QueueObserver {
+  return {
+    onProcessed: (key, outcome, ms, error) => {
+      const [namespace, name] = key.split('/');
+      if (outcome === 'success') log.debug('reconciled', { controller, namespace, name, ms });
+      else
+        log.info(
+          outcome === 'terminal'
+            ? 'reconcile stopped until an input changes'
+            : 'reconcile failed; will retry',
+          { controller, namespace, name, ms, error: (error as Error)?.message ?? String(error) },
+        );
+    },
+  };
+}
+
+export class StencilOperator {
+  readonly instances: Controller;
+  readonly templates: Controller;
+  private shell: OperatorShell | undefined;
+  private readonly instanceInformers: Informer[] = [];
+  private readonly templateInformers: Informer[] = [];
+  private namespaceInformer: Informer | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private readonly previous = new Map<string, KubeObject>();
+
+  constructor(private readonly options: OperatorOptions) {
+    const cache = this.cacheReader();
+    const now = options.now ?? (() => new Date());
+    const { cluster } = options.connection;
+    const log = (
+      level: 'debug' | 'info' | 'warn' | 'error',
+      message: string,
+      fields: Record<string, unknown>,
+    ): void => options.log[level](message, fields);
+    this.instances = new Controller({
+      name: 'templateinstance',
+      reconciler: new InstanceReconciler({ cluster, cache, now, log }),
+      concurrency: options.concurrency,
+      observer: queueObserver(options.log, 'templateinstance'),
+    });
+    this.templates = new Controller({
+      name: 'template',
+      reconciler: new TemplateReconciler({ cluster, cache, now }),
+      concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
+      observer: queueObserver(options.log, 'template'),
+    });
+  }
+
+  private cacheReader(): CacheReader {
+    return {
+      namespaceLabels: (name) => this.namespaceInformer?.get('', name)?.metadata.labels,
+      instancesOf: (namespace, name) =>
+        this.allInstances().filter((i) => {
+          const ref = templateRefOf(i);
+          return ref.namespace === namespace && ref.name === name;
+        }),
+      templates: () => this.templateInformers.flatMap((i) => i.list() as unknown as Template[]),
+    };
+  }
+
+  private allInstances(): TemplateInstance[] {
+    return this.instanceInformers.flatMap((i) => i.list() as unknown as TemplateInstance[]);
+  }
+
+  /** Starts the watches, waits for the caches, then starts reconciling. */
+  async start(): Promise<void> {
+    const { connection, log } = this.options;
+    const shellLog = (
+      level: 'info' | 'warn' | 'error',
+      message: string,
+      fields?: Record<string, unknown>,
+    ): void => log[level](message, fields);
+    this.shell = new OperatorShell(
+      connection.kubeConfig,
+      connection.listWatch,
+      (shell) => this.watch(shell),
+      shellLog,
+    );
+    await this.shell.start();
+    await this.shell.waitForSync();
+    this.instances.start();
+    this.templates.start();
+    this.resyncTimer = setInterval(() => this.resyncAll(), this.options.resyncSeconds * 1000);
+    this.resyncTimer.unref();
+    log.info('operator started', {
+      namespaces: this.options.namespaces ?? 'all',
+      concurrency: this.options.concurrency,
+    });
+  }
+
+  private watch(shell: OperatorShell): Promise<void> {
+    const scopes = this.options.namespaces ?? [undefined];
+    for (const namespace of scopes) {
+      this.instanceInformers.push(
+        shell.watch(
+          { group: GROUP, version: VERSION, plural: TEMPLATE_INSTANCE_PLURAL, namespace },
+          (event) => this.onInstance(event.type, event.object as KubeObject),
+        ),
+      );
+      this.templateInformers.push(
+        shell.watch(
+          { group: GROUP, version: VERSION, plural: TEMPLATE_PLURAL, namespace },
+          (event) => this.onTemplate(event.type, event.object as KubeObject),
+        ),
+      );
+    }
+    this.namespaceInformer = shell.watch(
+      { group: '', version: 'v1', plural: 'namespaces' },
+      (event) => this.onNamespace(event.type, event.object as KubeObject),
+    );
+    return Promise.resolve();
+  }
+
+  /** Remembers the last version seen of an object, to compare on the next event. */
+  private swap(kind: string, object: KubeObject, deleted: boolean): KubeObject | undefined {
+    const key = `${kind}|${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+    const old = this.previous.get(key);
+    if (deleted) this.previous.delete(key);
+    else this.previous.set(key, object);
+    return old;
+  }
+
+  private onInstance(type: string, object: KubeObject): void {
+    const old = this.swap('instance', object, type === 'DELETED');
+    if (type === 'DELETED') {
+      const ref = templateRefOf(object as unknown as TemplateInstance);
+      this.templates.enqueue(ref);
+      return;
+    }
+    if (specOrMetadataChanged(object, old)) this.instances.enqueue(requestOf(object));
+  }
+
+  private onTemplate(type: string, object: KubeObject): void {
+    const old = this.swap('template', object, type === 'DELETED');
+    if (type !== 'DELETED' && !specOrMetadataChanged(object, old)) return;
+    this.templates.enqueue(requestOf(object));
+    for (const instance of this.cacheReader().instancesOf(
+      object.metadata.namespace ?? '',
+      object.metadata.name ?? '',
+    )) {
+      this.instances.enqueue(requestOf(instance as unknown as KubeObject));
+    }
+  }
+
+  private onNamespace(type: string, object: KubeObject): void {
+    const old = this.swap('namespace', object, type === 'DELETED');
+    if (
+      old &&
+      JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(object.metadata.labels ?? {})
+    )
+      return;
+    const name = object.metadata.name ?? '';
+    for (const instance of this.allInstances().filter((i) => i.metadata.namespace === name)) {
+      this.instances.enqueue(requestOf(instance as unknown as KubeObject));
+    }
+  }
+
+  /** Enqueues every known instance and Template (the periodic resync). */
+  resyncAll(): void {
+    for (const informer of this.templateInformers)
+      for (const o of informer.list()) this.templates.enqueue(requestOf(o));
+    for (const informer of this.instanceInformers)
+      for (const o of informer.list()) this.instances.enqueue(requestOf(o));
+  }
+
+  ready(): boolean {
+    return this.shell?.hasSynced() ?? false;
+  }
+
+  /** Resolves once no reconcile is running (keys may still be waiting for a retry). */
+  async idle(): Promise<void> {
+    await Promise.all([this.instances.queue.idle(), this.templates.queue.idle()]);
+  }
+
+  /** Stops taking work, lets in-flight reconciles finish (bounded), stops the watches. */
+  async stop(graceMs = 10_000): Promise<void> {
+    clearInterval(this.resyncTimer);
+    await Promise.all([this.instances.shutdown(graceMs), this.templates.shutdown(graceMs)]);
+    this.shell?.stopWatches();
+    this.options.log.info('operator stopped');
+  }
+}

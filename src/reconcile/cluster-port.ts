@@ -1,0 +1,82 @@
+// The port through which reconcilers read and write the cluster. src/kube implements it over
+// the API server; tests can implement it in memory. Errors are ClusterErrors, classified by
+// HTTP status in exactly one place (src/kube/errors.ts).
+import type { KubeObject } from '../api/object-meta.ts';
+import type { KindScope } from '../engine/source-port.ts';
+
+export type ClusterErrorKind =
+  | 'NotFound'
+  | 'Conflict'
+  | 'Invalid'
+  | 'Forbidden'
+  | 'Unauthorized'
+  | 'Gone'
+  | 'NotServed'
+  | 'Transient'
+  | 'Other';
+
+/** An API failure with its kind and the server's own message (never the request body). */
+export class ClusterError extends Error {
+  override readonly name = 'ClusterError';
+  constructor(
+    readonly kind: ClusterErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export function isClusterError(error: unknown, kind?: ClusterErrorKind): error is ClusterError {
+  return error instanceof ClusterError && (kind === undefined || error.kind === kind);
+}
+
+export interface ObjectId {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+export type DeleteOutcome = 'deleted' | 'pending' | 'absent';
+
+export interface ApplyOptions {
+  /** Server-side dry run (`dryRun=All`): validated and defaulted, not persisted. */
+  dryRun?: boolean;
+}
+
+export interface EventRecord {
+  /** The object the event is about (an instance or a Template). */
+  regarding: KubeObject;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface ClusterPort {
+  /** `undefined` when the kind is not served. */
+  scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined>;
+  /** `undefined` when the object does not exist. */
+  get(id: ObjectId): Promise<KubeObject | undefined>;
+  /** Every object of a kind (all pages), optionally in one namespace and by label selector. */
+  list(
+    apiVersion: string,
+    kind: string,
+    options?: { namespace?: string; labelSelector?: string },
+  ): Promise<KubeObject[]>;
+  /** Server-side apply with field manager `stencil` and force; returns the resulting object. */
+  apply(object: KubeObject, options?: ApplyOptions): Promise<KubeObject>;
+  /**
+   * Deletes with background propagation: `deleted` when it is gone, `pending` when it waits on
+   * finalizers, `absent` when it did not exist.
+   */
+  delete(id: ObjectId): Promise<DeleteOutcome>;
+  /** Merge-patches the status subresource of a Stencil resource. */
+  patchStatus(object: KubeObject, status: Record<string, unknown>): Promise<KubeObject>;
+  /**
+   * Replaces metadata.finalizers with a JSON patch guarded by a `test` of the current list, so a
+   * finalizer another controller added meanwhile is never dropped (the patch fails instead).
+   */
+  setFinalizers(object: KubeObject, finalizers: string[]): Promise<KubeObject>;
+  recordEvent(event: EventRecord): Promise<void>;
+}

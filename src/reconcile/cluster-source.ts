@@ -1,0 +1,56 @@
+// The engine's SourcePort over the cluster: reads for valueFrom, with failures classified the
+// way SPEC §6 needs them (only a Transient failure blocks pruning after a defaultValue).
+import type { KubeObject } from '../api/object-meta.ts';
+import type {
+  KindScope,
+  ListRef,
+  ObjectList,
+  ObjectRef,
+  ReadFailure,
+  SourcePort,
+  SourceRead,
+} from '../engine/source-port.ts';
+import { describeRef } from '../engine/source-port.ts';
+import { isClusterError, type ClusterErrorKind, type ClusterPort } from './cluster-port.ts';
+
+const FAILURES: Partial<Record<ClusterErrorKind, ReadFailure>> = {
+  NotFound: 'NotFound',
+  NotServed: 'NotServed',
+  Forbidden: 'Forbidden',
+  Unauthorized: 'Forbidden',
+  Invalid: 'Invalid',
+};
+
+function failed<T>(error: unknown, what: string): SourceRead<T> {
+  const kind = isClusterError(error) ? error.kind : 'Transient';
+  const failure = FAILURES[kind] ?? 'Transient';
+  const reason = isClusterError(error) ? error.message : String(error);
+  return { ok: false, failure, message: `reading ${what} failed: ${reason}` };
+}
+
+export class ClusterSource implements SourcePort {
+  constructor(private readonly cluster: ClusterPort) {}
+
+  scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
+    return this.cluster.scopeOf(apiVersion, kind);
+  }
+
+  async get(ref: ObjectRef): Promise<SourceRead<KubeObject>> {
+    try {
+      const object = await this.cluster.get(ref);
+      if (object) return { ok: true, value: object };
+      return { ok: false, failure: 'NotFound', message: `${describeRef(ref)} not found` };
+    } catch (error) {
+      return failed(error, describeRef(ref));
+    }
+  }
+
+  async list(ref: ListRef): Promise<SourceRead<ObjectList>> {
+    try {
+      const items = await this.cluster.list(ref.apiVersion, ref.kind, { namespace: ref.namespace });
+      return { ok: true, value: { apiVersion: ref.apiVersion, kind: `${ref.kind}List`, items } };
+    } catch (error) {
+      return failed(error, `${ref.kind} list`);
+    }
+  }
+}

@@ -1,0 +1,312 @@
+// Reconciles one TemplateInstance (SPEC §2–§6): gather (instance, Template, namespace, sources) →
+// decide (the engine's evaluation) → act (persist trackedGVKs, dry-run gate, apply, prune) →
+// status (written only when it changed) and Events. Deletion cleans up by label.
+import { InstanceReason } from '../api/condition.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import type { Template } from '../api/template.ts';
+import type {
+  RenderedResourceRef,
+  TemplateInstance,
+  TemplateInstanceStatus,
+} from '../api/template-instance.ts';
+import {
+  API_VERSION,
+  FINALIZER_INSTANCE,
+  MAX_RESOURCES,
+  TEMPLATE_INSTANCE_KIND,
+  TEMPLATE_KIND,
+} from '../api/well-known.ts';
+import {
+  evaluateInstance,
+  templateRefOf,
+  type InstanceEvaluation,
+} from '../engine/instance-evaluation.ts';
+import { nextInstanceStatus, sameStatus, type ApplyOutcome } from '../engine/instance-status.ts';
+import { gvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
+import {
+  TerminalError,
+  type Reconciler,
+  type Request,
+  type Result,
+} from '../framework/reconciler.ts';
+import type { ClusterPort } from './cluster-port.ts';
+import { ClusterSource } from './cluster-source.ts';
+import type { CacheReader } from './reader.ts';
+import { applyResources, deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
+
+/** Failures that only an edit of an input can fix: no retry until something changes. */
+const TERMINAL_REASONS = new Set<string>([
+  InstanceReason.TemplateNotFound,
+  InstanceReason.NamespaceNotPermitted,
+  InstanceReason.InvalidParameter,
+  InstanceReason.OverrideNotAllowed,
+  InstanceReason.ReferenceNotPermitted,
+  InstanceReason.TemplateExecutionFailed,
+]);
+
+export interface InstanceReconcilerDeps {
+  cluster: ClusterPort;
+  cache: CacheReader;
+  now: () => Date;
+  log: (
+    level: 'debug' | 'info' | 'warn' | 'error',
+    message: string,
+    fields: Record<string, unknown>,
+  ) => void;
+}
+
+/** Retried with backoff by the work queue; its message is already in the status. */
+class RetryLater extends Error {}
+
+export class InstanceReconciler implements Reconciler {
+  constructor(private readonly deps: InstanceReconcilerDeps) {}
+
+  async reconcile(request: Request): Promise<Result> {
+    const { cluster } = this.deps;
+    const instance = (await cluster.get({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_INSTANCE_KIND,
+      ...request,
+    })) as TemplateInstance | undefined;
+    if (!instance) return {};
+    if (instance.metadata.deletionTimestamp) return this.finalize(instance);
+    if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
+      await cluster.setFinalizers(instance as unknown as KubeObject, [
+        ...(instance.metadata.finalizers ?? []),
+        FINALIZER_INSTANCE,
+      ]);
+      return {};
+    }
+    const ref = templateRefOf(instance);
+    const template = (await cluster.get({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_KIND,
+      ...ref,
+    })) as Template | undefined;
+    const evaluation = await evaluateInstance({
+      instance,
+      template,
+      namespaceLabels:
+        this.deps.cache.namespaceLabels(request.namespace) ??
+        (await this.namespaceLabels(request.namespace)),
+      port: new ClusterSource(cluster),
+    });
+    if (!evaluation.ok) return this.reportFailure(instance, template, evaluation);
+    return this.applyAndPrune(instance, template!, evaluation);
+  }
+
+  private async namespaceLabels(name: string): Promise<Record<string, string>> {
+    const namespace = await this.deps.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name });
+    return namespace?.metadata.labels ?? {};
+  }
+
+  private owner(instance: TemplateInstance): Owner {
+    return {
+      name: instance.metadata.name ?? '',
+      namespace: instance.metadata.namespace ?? '',
+      uid: instance.metadata.uid ?? '',
+    };
+  }
+
+  private async reportFailure(
+    instance: TemplateInstance,
+    template: Template | undefined,
+    evaluation: InstanceEvaluation,
+  ): Promise<Result> {
+    const status = nextInstanceStatus({
+      instance,
+      template,
+      evaluation,
+      trackedGVKs: instance.status?.trackedGVKs ?? [],
+      now: this.now(),
+    });
+    await this.writeStatus(instance, status);
+    const problem = evaluation.problem!;
+    if (problem.reason === InstanceReason.ParameterResolutionFailed) {
+      await this.event(instance, 'Warning', 'ParameterResolutionFailed', problem.message);
+    }
+    if (TERMINAL_REASONS.has(problem.reason)) throw new TerminalError(problem.message);
+    throw new RetryLater(problem.message);
+  }
+
+  private async applyAndPrune(
+    instance: TemplateInstance,
+    template: Template,
+    evaluation: InstanceEvaluation,
+  ): Promise<Result> {
+    const owner = this.owner(instance);
+    const desired = evaluation.resources;
+    for (const used of evaluation.resolved?.defaultsUsed ?? []) {
+      await this.event(
+        instance,
+        'Normal',
+        'DefaultValueUsed',
+        `parameter "${used.name}": used its defaultValue (${used.message})`,
+      );
+    }
+    const previous = instance.status?.renderedResources ?? [];
+    const trackedGVKs = [
+      ...new Set([...(instance.status?.trackedGVKs ?? []), ...desired.map(gvkKey)]),
+    ].sort();
+    instance = await this.persistTrackedGVKs(instance, trackedGVKs);
+    const applied = await applyResources(this.deps.cluster, owner, desired);
+    const finish = (apply: ApplyOutcome): Promise<void> =>
+      this.writeStatus(
+        instance,
+        nextInstanceStatus({ instance, template, evaluation, apply, trackedGVKs, now: this.now() }),
+      );
+    if (!applied.ok) {
+      await finish({ ok: false, message: applied.message, renderedResources: previous });
+      await this.event(instance, 'Warning', 'ApplyFailed', applied.message);
+      if (applied.retry) throw new RetryLater(applied.message);
+      throw new TerminalError(applied.message);
+    }
+    if (applied.written.length > 0) {
+      await this.event(
+        instance,
+        'Normal',
+        'Applied',
+        `applied ${applied.written.length} resource(s): ${summarize(applied.written)}`,
+      );
+    }
+    const rendered = applied.live.map((o) => renderedRef(o));
+    let message = `${desired.length} resource(s) applied`;
+    let retry = false;
+    if (evaluation.resolved?.transientFallback) {
+      message +=
+        '; pruning skipped this time because a defaultValue stood in for a source that could not be read';
+      retry = true;
+    } else {
+      const failed = await this.prune(instance, owner, trackedGVKs, previous, desired);
+      rendered.push(...failed);
+      retry = failed.length > 0;
+      if (retry)
+        message += `; ${failed.length} orphaned resource(s) could not be deleted yet and are retried`;
+    }
+    await finish({ ok: true, message, renderedResources: rendered.slice(0, MAX_RESOURCES) });
+    if (retry) throw new RetryLater(message);
+    return {};
+  }
+
+  /** Records every kind about to be applied before anything is applied, so nothing can leak. */
+  private async persistTrackedGVKs(
+    instance: TemplateInstance,
+    trackedGVKs: string[],
+  ): Promise<TemplateInstance> {
+    const before = [...(instance.status?.trackedGVKs ?? [])].sort();
+    if (trackedGVKs.join() === before.join()) return instance;
+    const updated = await this.deps.cluster.patchStatus(instance as unknown as KubeObject, {
+      trackedGVKs,
+    });
+    return updated as unknown as TemplateInstance;
+  }
+
+  /** Deletes what is owned but no longer rendered; returns the entries that must stay (Failed). */
+  private async prune(
+    instance: TemplateInstance,
+    owner: Owner,
+    trackedGVKs: string[],
+    previous: RenderedResourceRef[],
+    desired: KubeObject[],
+  ): Promise<RenderedResourceRef[]> {
+    const wanted = new Set(desired.map((o) => resourceKey(o)));
+    const unchanged =
+      previous.length === desired.length &&
+      previous.every((r) => !r.status && wanted.has(resourceKey(r)));
+    // Label discovery (one LIST per tracked kind) only when the rendered set changed or a delete
+    // is pending: otherwise everything owned is exactly what was just applied.
+    if (unchanged) return [];
+    const owned = await findOwned(this.deps.cluster, owner.uid, trackedGVKs, previous);
+    const orphans = owned.filter((id) => !wanted.has(resourceKey(id)));
+    if (orphans.length === 0) return [];
+    const result = await deleteInReverseOrder(this.deps.cluster, orphans);
+    if (result.deleted.length > 0) {
+      await this.event(
+        instance,
+        'Normal',
+        'Pruned',
+        `deleted ${result.deleted.length} orphaned resource(s): ${summarize(result.deleted)}`,
+      );
+    }
+    return result.remaining.map(({ id }) => ({
+      apiVersion: id.apiVersion,
+      kind: id.kind,
+      name: id.name,
+      ...(id.namespace ? { namespace: id.namespace } : {}),
+      status: 'Failed' as const,
+    }));
+  }
+
+  private async finalize(instance: TemplateInstance): Promise<Result> {
+    const finalizers = instance.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER_INSTANCE)) return {};
+    const owner = this.owner(instance);
+    const owned = await findOwned(
+      this.deps.cluster,
+      owner.uid,
+      instance.status?.trackedGVKs ?? [],
+      instance.status?.renderedResources ?? [],
+    );
+    const result = await deleteInReverseOrder(this.deps.cluster, owned);
+    if (!result.allAccepted)
+      throw new RetryLater(result.remaining.map((r) => r.message).join('; '));
+    if (result.deleted.length > 0) {
+      await this.event(
+        instance,
+        'Normal',
+        'Pruned',
+        `deleted ${result.deleted.length} resource(s) of the deleted instance`,
+      );
+    }
+    await this.deps.cluster.setFinalizers(
+      instance as unknown as KubeObject,
+      finalizers.filter((f) => f !== FINALIZER_INSTANCE),
+    );
+    return {};
+  }
+
+  private async writeStatus(
+    instance: TemplateInstance,
+    status: TemplateInstanceStatus,
+  ): Promise<void> {
+    if (sameStatus(instance.status, status)) return;
+    await this.deps.cluster.patchStatus(
+      instance as unknown as KubeObject,
+      status as unknown as Record<string, unknown>,
+    );
+  }
+
+  private async event(
+    instance: TemplateInstance,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    try {
+      await this.deps.cluster.recordEvent({
+        regarding: instance as unknown as KubeObject,
+        type,
+        reason,
+        message,
+      });
+    } catch (error) {
+      this.deps.log('warn', 'could not record event', { reason, error: String(error) });
+    }
+  }
+
+  private now(): string {
+    return this.deps
+      .now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z');
+  }
+}
+
+function summarize(
+  objects: { kind: string; name?: string; metadata?: { name?: string } }[],
+): string {
+  const names = objects.slice(0, 10).map((o) => `${o.kind}/${o.metadata?.name ?? o.name ?? ''}`);
+  return objects.length > 10
+    ? `${names.join(', ')} and ${objects.length - 10} more`
+    : names.join(', ');
+}

@@ -1,0 +1,102 @@
+// Reconciles one Template (SPEC §1): static validation and the dry-run render as conditions and
+// phase, and the finalizer that holds deletion while TemplateInstances reference it.
+import type { Condition } from '../api/condition.ts';
+import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import type { Template, TemplateStatus } from '../api/template.ts';
+import { API_VERSION, FINALIZER_TEMPLATE, TEMPLATE_KIND } from '../api/well-known.ts';
+import { draft, mergeConditions } from '../engine/conditions.ts';
+import { canonicalJson } from '../engine/instance-status.ts';
+import { evaluateTemplate } from '../engine/template-evaluation.ts';
+import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
+import type { ClusterPort } from './cluster-port.ts';
+import type { CacheReader } from './reader.ts';
+
+export interface TemplateReconcilerDeps {
+  cluster: ClusterPort;
+  cache: CacheReader;
+  now: () => Date;
+}
+
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export class TemplateReconciler implements Reconciler {
+  constructor(private readonly deps: TemplateReconcilerDeps) {}
+
+  async reconcile(request: Request): Promise<Result> {
+    const { cluster } = this.deps;
+    const template = (await cluster.get({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_KIND,
+      ...request,
+    })) as Template | undefined;
+    if (!template) return {};
+    const finalizers = template.metadata.finalizers ?? [];
+    if (template.metadata.deletionTimestamp) return this.finalize(template, finalizers);
+    if (!finalizers.includes(FINALIZER_TEMPLATE)) {
+      await cluster.setFinalizers(template as unknown as KubeObject, [
+        ...finalizers,
+        FINALIZER_TEMPLATE,
+      ]);
+      return {};
+    }
+    const evaluation = evaluateTemplate(template);
+    await this.writeStatus(template, {
+      observedGeneration: template.metadata.generation,
+      phase: evaluation.phase,
+      conditions: mergeConditions(
+        template.status?.conditions,
+        evaluation.conditions,
+        rfc3339(this.deps.now()),
+        template.metadata.generation,
+      ),
+    });
+    return {};
+  }
+
+  private async finalize(template: Template, finalizers: string[]): Promise<Result> {
+    if (!finalizers.includes(FINALIZER_TEMPLATE)) return {};
+    const users = this.deps.cache.instancesOf(
+      template.metadata.namespace ?? '',
+      template.metadata.name ?? '',
+    );
+    if (users.length > 0) {
+      const blocked = draft(
+        TemplateConditionType.Deleting,
+        false,
+        TemplateReason.DeletionBlocked,
+        `referenced by ${users.length} TemplateInstance(s)`,
+      );
+      const others = (template.status?.conditions ?? []).filter(
+        (c: Condition) => c.type !== TemplateConditionType.Deleting,
+      );
+      const conditions = [
+        ...others,
+        ...mergeConditions(
+          template.status?.conditions?.filter((c) => c.type === blocked.type),
+          [blocked],
+          rfc3339(this.deps.now()),
+          template.metadata.generation,
+        ),
+      ];
+      await this.writeStatus(template, { ...template.status, conditions });
+      // Instance deletions enqueue this Template again; nothing to poll.
+      return {};
+    }
+    await this.deps.cluster.setFinalizers(
+      template as unknown as KubeObject,
+      finalizers.filter((f) => f !== FINALIZER_TEMPLATE),
+    );
+    return {};
+  }
+
+  private async writeStatus(template: Template, status: TemplateStatus): Promise<void> {
+    if (canonicalJson(template.status ?? {}) === canonicalJson(status)) return;
+    await this.deps.cluster.patchStatus(
+      template as unknown as KubeObject,
+      status as unknown as Record<string, unknown>,
+    );
+  }
+}

@@ -1,0 +1,34 @@
+// Applies YAML manifests to a cluster with server-side apply (field manager `stencil`), in
+// install order with Namespaces first; used by `npm run local` and the scenario tests.
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import { sortForInstall } from '../../src/engine/inventory.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+
+export function readManifests(files: string[]): KubeObject[] {
+  return files.flatMap((file) =>
+    parseAllDocuments(readFileSync(file, 'utf8'), { version: '1.1' })
+      .map((doc) => doc.toJS() as KubeObject | null)
+      .filter((o): o is KubeObject => o !== null && typeof o === 'object'),
+  );
+}
+
+/** Applies `objects`: plain Kubernetes objects first (in install order), then Templates, then instances. */
+export async function applyManifests(cluster: KubeCluster, objects: KubeObject[]): Promise<void> {
+  const stage = (o: KubeObject): number =>
+    o.kind === 'Template' ? 1 : o.kind === 'TemplateInstance' ? 2 : 0;
+  const ordered = [
+    ...sortForInstall(objects.filter((o) => stage(o) === 0)),
+    ...objects.filter((o) => stage(o) === 1),
+    ...objects.filter((o) => stage(o) === 2),
+  ];
+  const seen = new Set<string>();
+  for (const object of ordered) {
+    const key = `${object.apiVersion}/${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const { status: _status, ...body } = object as KubeObject & { status?: unknown };
+    await cluster.apply(body);
+  }
+}
