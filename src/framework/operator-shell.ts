@@ -7,8 +7,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../api/object-meta.ts';
 import { Informer, type ListWatchSource } from './informer.ts';
 
-// dot-i is CommonJS with `exports.default = Operator`; from ESM the class is `.default`.
-const Operator = dotI.default;
+// dot-i is CommonJS with `exports.default = Operator`: Node's ESM loader hands us the exports
+// object (class at `.default`); bundlers that honour `__esModule` hand us the class itself.
+const Operator = dotI.default ?? (dotI as unknown as typeof dotI.default);
 
 export type EventHandler = (event: ResourceEvent) => void;
 

@@ -27,6 +27,7 @@ export class KubeCluster implements ClusterPort {
   constructor(
     private readonly http: KubeHttp,
     private readonly reportingInstance = 'stencil',
+    private readonly fieldManager = FIELD_MANAGER,
   ) {
     this.discovery = new Discovery(http);
   }
@@ -94,7 +95,7 @@ export class KubeCluster implements ClusterPort {
       method: 'PATCH',
       path,
       query: {
-        fieldManager: FIELD_MANAGER,
+        fieldManager: this.fieldManager,
         force: 'true',
         dryRun: options.dryRun ? 'All' : undefined,
       },

@@ -88,6 +88,7 @@ export class KubeHttp {
       auth,
       payload === undefined ? undefined : (spec.contentType ?? 'application/json'),
     );
+    if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const dryRun = url.searchParams.get('dryRun') === 'All';
     const { status, body } = await new Promise<{ status: number; body: string }>(

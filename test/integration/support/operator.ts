@@ -1,0 +1,65 @@
+// Runs the operator in-process against the test control plane, scoped to a test file's
+// namespaces, with its logs captured (so tests can check what it said, and what it never said).
+import { Writable } from 'node:stream';
+import { inject } from 'vitest';
+import { connect, type KubeConnection } from '../../../src/kube/connection.ts';
+import { KubeCluster } from '../../../src/kube/cluster.ts';
+import { createLogger } from '../../../src/log.ts';
+import { StencilOperator } from '../../../src/operator.ts';
+
+export interface RunningOperator {
+  operator: StencilOperator;
+  connection: KubeConnection;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export async function startOperator(namespaces: string[], kubeconfig = inject('kubeconfig')): Promise<RunningOperator> {
+  const logs: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      logs.push(chunk.toString());
+      callback();
+    },
+  });
+  const connection = await connect(kubeconfig);
+  const operator = new StencilOperator({
+    connection,
+    namespaces,
+    concurrency: 4,
+    resyncSeconds: 3600,
+    log: createLogger({ level: 'debug', format: 'json', destination }),
+  });
+  await operator.start();
+  return {
+    operator,
+    connection,
+    logs,
+    stop: async () => {
+      await operator.stop(5_000);
+      connection.http.close();
+    },
+  };
+}
+
+/** A user's client: server-side apply as field manager `kubectl-test`, plus raw requests. */
+export async function userClient(kubeconfig = inject('kubeconfig')): Promise<{ cluster: KubeCluster; connection: KubeConnection }> {
+  const connection = await connect(kubeconfig);
+  return { cluster: new KubeCluster(connection.http, 'test-user', 'kubectl-test'), connection };
+}
+
+/** Polls `probe` until it returns a truthy value; fails with the last value seen. */
+export async function eventually<T>(probe: () => Promise<T | undefined | false | null>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      last = await probe();
+      if (last) return last as T;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last, null, 1)?.slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
