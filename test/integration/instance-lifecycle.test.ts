@@ -15,9 +15,14 @@ let otherNs: string;
 let user: KubeCluster;
 let running: RunningOperator;
 
-const configMapDoc = (name: string, data: string): string => `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${data}\n`;
+const configMapDoc = (name: string, data: string): string =>
+  `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${data}\n`;
 
-function template(name: string, handlebars: string, spec: Record<string, unknown> = {}): KubeObject {
+function template(
+  name: string,
+  handlebars: string,
+  spec: Record<string, unknown> = {},
+): KubeObject {
   return {
     apiVersion: API_VERSION,
     kind: 'Template',
@@ -26,7 +31,12 @@ function template(name: string, handlebars: string, spec: Record<string, unknown
   };
 }
 
-function instance(name: string, templateName: string, parameters: unknown[] = [], namespace = appNs): KubeObject {
+function instance(
+  name: string,
+  templateName: string,
+  parameters: unknown[] = [],
+  namespace = appNs,
+): KubeObject {
   return {
     apiVersion: API_VERSION,
     kind: 'TemplateInstance',
@@ -35,24 +45,48 @@ function instance(name: string, templateName: string, parameters: unknown[] = []
   };
 }
 
-async function instanceStatus(name: string, namespace = appNs): Promise<TemplateInstanceStatus | undefined> {
-  const object = await user.get({ apiVersion: API_VERSION, kind: 'TemplateInstance', name, namespace });
+async function instanceStatus(
+  name: string,
+  namespace = appNs,
+): Promise<TemplateInstanceStatus | undefined> {
+  const object = await user.get({
+    apiVersion: API_VERSION,
+    kind: 'TemplateInstance',
+    name,
+    namespace,
+  });
   return (object as { status?: TemplateInstanceStatus } | undefined)?.status;
 }
 
-function condition(status: { conditions?: Condition[] } | undefined, type: string): Condition | undefined {
+function condition(
+  status: { conditions?: Condition[] } | undefined,
+  type: string,
+): Condition | undefined {
   return status?.conditions?.find((c) => c.type === type);
 }
 
-async function untilCondition(name: string, type: string, reason: string, namespace = appNs): Promise<TemplateInstanceStatus> {
+async function untilCondition(
+  name: string,
+  type: string,
+  reason: string,
+  namespace = appNs,
+): Promise<TemplateInstanceStatus> {
   return eventually(async () => {
     const status = await instanceStatus(name, namespace);
     return condition(status, type)?.reason === reason && status;
   }, `${namespace}/${name} ${type}=${reason}`);
 }
 
-const get = (kind: string, name: string, namespace = appNs, apiVersion = 'v1'): Promise<KubeObject | undefined> =>
-  user.get({ apiVersion, kind, name, namespace });
+const get = (
+  kind: string,
+  name: string,
+  namespace = appNs,
+  apiVersion = 'v1',
+): Promise<KubeObject | undefined> => user.get({ apiVersion, kind, name, namespace });
+
+async function configData(name: string): Promise<Record<string, string> | undefined> {
+  return ((await get('ConfigMap', name)) as { data?: Record<string, string> } | undefined)?.data;
+}
 
 beforeAll(async () => {
   const { core } = connect();
@@ -71,11 +105,20 @@ afterAll(async () => {
 describe('an instance of a Template', () => {
   it('creates the resources with ownership metadata and reports Ready with the status of SPEC §2', async () => {
     await user.apply(
-      template('web', `${configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}\n  replicas: "{{parameters.replicas}}"')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: 80}]\n`, {
-        parameters: [{ name: 'image', exposeInStatus: true }, { name: 'replicas', type: 'number', value: 2 }],
-      }),
+      template(
+        'web',
+        `${configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}\n  replicas: "{{parameters.replicas}}"')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: 80}]\n`,
+        {
+          parameters: [
+            { name: 'image', exposeInStatus: true },
+            { name: 'replicas', type: 'number', value: 2 },
+          ],
+        },
+      ),
     );
-    const created = await user.apply(instance('shop', 'web', [{ name: 'image', value: 'nginx:1.27' }]));
+    const created = await user.apply(
+      instance('shop', 'web', [{ name: 'image', value: 'nginx:1.27' }]),
+    );
     const status = await untilCondition('shop', 'Ready', 'Reconciled');
 
     const configMap = await get('ConfigMap', 'shop-config');
@@ -85,9 +128,17 @@ describe('an instance of a Template', () => {
       'stencil.dev/instance-namespace': appNs,
       'stencil.dev/sync-mode': 'off',
     });
-    expect(configMap?.metadata.annotations).toMatchObject({ 'stencil.dev/instance-ref': `${appNs}/shop` });
+    expect(configMap?.metadata.annotations).toMatchObject({
+      'stencil.dev/instance-ref': `${appNs}/shop`,
+    });
     expect(configMap?.metadata.ownerReferences).toEqual([
-      { apiVersion: API_VERSION, kind: 'TemplateInstance', name: 'shop', uid: created.metadata.uid, controller: true },
+      {
+        apiVersion: API_VERSION,
+        kind: 'TemplateInstance',
+        name: 'shop',
+        uid: created.metadata.uid,
+        controller: true,
+      },
     ]);
     expect(configMap).toMatchObject({ data: { image: 'nginx:1.27', replicas: '2' } });
 
@@ -100,13 +151,20 @@ describe('an instance of a Template', () => {
       'Applied=True',
       'Ready=True',
     ]);
-    expect(status.conditions?.every((c) => c.observedGeneration === created.metadata.generation && c.lastTransitionTime)).toBe(true);
+    expect(
+      status.conditions?.every(
+        (c) => c.observedGeneration === created.metadata.generation && c.lastTransitionTime,
+      ),
+    ).toBe(true);
     expect(status.renderedResources).toEqual([
       { apiVersion: 'v1', kind: 'ConfigMap', name: 'shop-config', namespace: appNs },
       { apiVersion: 'v1', kind: 'Service', name: 'shop', namespace: appNs },
     ]);
     expect(status.trackedGVKs).toEqual(['/v1/ConfigMap', '/v1/Service']);
-    expect(status.resolvedParameters).toEqual([{ name: 'image', value: 'nginx:1.27' }, { name: 'replicas' }]);
+    expect(status.resolvedParameters).toEqual([
+      { name: 'image', value: 'nginx:1.27' },
+      { name: 'replicas' },
+    ]);
     expect(status.resolvedTemplateRef).toEqual({ name: 'web', namespace: tplNs, generation: 1 });
     expect(status.observedGeneration).toBe(created.metadata.generation);
   });
@@ -146,46 +204,89 @@ spec:
     - from:
         - podSelector: {matchLabels: {app: frontend}}
 `;
-    await user.apply(template('faithful', `${policy}${crd}`, { allowClusterScopedResources: true }));
+    await user.apply(
+      template('faithful', `${policy}${crd}`, { allowClusterScopedResources: true }),
+    );
     await user.apply(instance('faithful', 'faithful'));
     await untilCondition('faithful', 'Ready', 'Reconciled');
-    const live = await get('NetworkPolicy', 'only-frontend', appNs, 'networking.k8s.io/v1');
+    const live = (await get(
+      'NetworkPolicy',
+      'only-frontend',
+      appNs,
+      'networking.k8s.io/v1',
+    )) as unknown;
     expect((live as { spec: unknown }).spec).toMatchObject({
       ingress: [{ from: [{ podSelector: { matchLabels: { app: 'frontend' } } }] }],
     });
-    const liveCrd = (await user.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `gadgets.${group}` })) as {
-      spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown> } } } }[] };
+    const liveCrd = (await user.get({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      name: `gadgets.${group}`,
+    })) as unknown as {
+      spec: {
+        versions: {
+          schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown> } } };
+        }[];
+      };
     };
     const spec = liveCrd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec;
-    expect(spec).toMatchObject({ 'x-kubernetes-preserve-unknown-fields': true, properties: { size: { type: 'string', enum: ['small', 'large'], default: 'small' } } });
+    expect(spec).toMatchObject({
+      'x-kubernetes-preserve-unknown-fields': true,
+      properties: { size: { type: 'string', enum: ['small', 'large'], default: 'small' } },
+    });
   });
 
   it('updates resources when a parameter changes, and prunes what the Template stops rendering', async () => {
     await user.apply(instance('shop', 'web', [{ name: 'image', value: 'nginx:1.28' }]));
-    await eventually(async () => (await get('ConfigMap', 'shop-config'))?.data?.image === 'nginx:1.28', 'the new image');
-    await user.apply(template('web', configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}'), { parameters: [{ name: 'image', exposeInStatus: true }, { name: 'replicas', type: 'number', value: 2 }] }));
-    await eventually(async () => (await get('Service', 'shop')) === undefined, 'the orphaned Service to be deleted');
+    await eventually(
+      async () => (await configData('shop-config'))?.image === 'nginx:1.28',
+      'the new image',
+    );
+    await user.apply(
+      template('web', configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}'), {
+        parameters: [
+          { name: 'image', exposeInStatus: true },
+          { name: 'replicas', type: 'number', value: 2 },
+        ],
+      }),
+    );
+    await eventually(
+      async () => (await get('Service', 'shop')) === undefined,
+      'the orphaned Service to be deleted',
+    );
     const status = await untilCondition('shop', 'Ready', 'Reconciled');
-    expect(status.renderedResources).toEqual([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'shop-config', namespace: appNs }]);
+    expect(status.renderedResources).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'shop-config', namespace: appNs },
+    ]);
   });
 
   it('applies nothing when the API server rejects one rendered object, and converges once fixed', async () => {
     const broken = `${configMapDoc('{{instance.name}}-config', '  image: broken-{{parameters.image}}')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: not-a-port}]\n`;
-    await user.apply(template('web', broken, { parameters: [{ name: 'image', exposeInStatus: true }] }));
+    await user.apply(
+      template('web', broken, { parameters: [{ name: 'image', exposeInStatus: true }] }),
+    );
     const status = await untilCondition('shop', 'Applied', 'ApplyFailed');
-    expect(condition(status, 'Applied')?.message).toMatch(/Service .*\/shop rejected by the API server \(dry run\)/);
+    expect(condition(status, 'Applied')?.message).toMatch(
+      /Service .*\/shop rejected by the API server \(dry run\)/,
+    );
     expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'ApplyFailed' });
-    expect((await get('ConfigMap', 'shop-config'))?.data).toEqual({ image: 'nginx:1.28' });
+    expect(await configData('shop-config')).toEqual({ image: 'nginx:1.28' });
     expect(await get('Service', 'shop')).toBeUndefined();
 
-    await user.apply(template('web', broken.replace('not-a-port', '80'), { parameters: [{ name: 'image', exposeInStatus: true }] }));
+    await user.apply(
+      template('web', broken.replace('not-a-port', '80'), {
+        parameters: [{ name: 'image', exposeInStatus: true }],
+      }),
+    );
     await untilCondition('shop', 'Ready', 'Reconciled');
-    expect((await get('ConfigMap', 'shop-config'))?.data).toEqual({ image: 'broken-nginx:1.28' });
+    expect(await configData('shop-config')).toEqual({ image: 'broken-nginx:1.28' });
     expect(await get('Service', 'shop')).toBeDefined();
   });
 
   it('keeps an orphan whose delete is blocked as Failed and retries until it is gone', async () => {
-    await user.apply(template('hold', `${configMapDoc('keep', '  a: "1"')}${configMapDoc('held', '  b: "2"')}`));
+    await user.apply(
+      template('hold', `${configMapDoc('keep', '  a: "1"')}${configMapDoc('held', '  b: "2"')}`),
+    );
     await user.apply(instance('hold', 'hold'));
     await untilCondition('hold', 'Ready', 'Reconciled');
     const held = (await get('ConfigMap', 'held'))!;
@@ -195,7 +296,9 @@ spec:
       const s = await instanceStatus('hold');
       return s?.renderedResources?.some((r) => r.name === 'held' && r.status === 'Failed') && s;
     }, 'the blocked orphan to be Failed');
-    expect(condition(status, 'Applied')?.message).toContain('could not be deleted yet and are retried');
+    expect(condition(status, 'Applied')?.message).toContain(
+      'could not be deleted yet and are retried',
+    );
     const blocked = (await get('ConfigMap', 'held'))!;
     await user.setFinalizers(blocked, []);
     await eventually(async () => {
@@ -205,37 +308,93 @@ spec:
   });
 
   it('refuses a namespace the Template does not target, and converges when its labels start to match', async () => {
-    await user.apply(template('selective', configMapDoc('{{instance.name}}-selected', '  a: "1"'), { targetNamespaces: { selector: { matchLabels: { tenant: 'yes' } } } }));
+    await user.apply(
+      template('selective', configMapDoc('{{instance.name}}-selected', '  a: "1"'), {
+        targetNamespaces: { selector: { matchLabels: { tenant: 'yes' } } },
+      }),
+    );
     await user.apply(instance('outsider', 'selective', [], otherNs));
-    const status = await untilCondition('outsider', 'TargetNamespaceAllowed', 'NamespaceNotPermitted', otherNs);
-    expect(condition(status, 'TargetNamespaceAllowed')?.message).toContain(`namespace "${otherNs}" may not instantiate Template ${tplNs}/selective`);
+    const status = await untilCondition(
+      'outsider',
+      'TargetNamespaceAllowed',
+      'NamespaceNotPermitted',
+      otherNs,
+    );
+    expect(condition(status, 'TargetNamespaceAllowed')?.message).toContain(
+      `namespace "${otherNs}" may not instantiate Template ${tplNs}/selective`,
+    );
     expect(await get('ConfigMap', 'outsider-selected', otherNs)).toBeUndefined();
-    await user.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: otherNs, labels: { tenant: 'yes' } } });
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: otherNs, labels: { tenant: 'yes' } },
+    });
     await untilCondition('outsider', 'Ready', 'Reconciled', otherNs);
     expect(await get('ConfigMap', 'outsider-selected', otherNs)).toBeDefined();
   });
 
   it('does not adopt an existing object unless it carries the adopt annotation', async () => {
-    await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'taken', namespace: appNs }, data: { owner: 'someone-else' } } as KubeObject);
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'taken', namespace: appNs },
+      data: { owner: 'someone-else' },
+    });
     await user.apply(template('adopter', configMapDoc('taken', '  owner: stencil')));
     await user.apply(instance('adopter', 'adopter'));
     const status = await untilCondition('adopter', 'Applied', 'ApplyFailed');
-    expect(condition(status, 'Applied')?.message).toContain(`ConfigMap ${appNs}/taken already exists and is not managed by this instance`);
-    expect((await get('ConfigMap', 'taken'))?.data).toEqual({ owner: 'someone-else' });
-    await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'taken', namespace: appNs, annotations: { 'stencil.dev/adopt': `${appNs}/adopter` } }, data: { owner: 'someone-else' } } as KubeObject);
+    expect(condition(status, 'Applied')?.message).toContain(
+      `ConfigMap ${appNs}/taken already exists and is not managed by this instance`,
+    );
+    expect(await configData('taken')).toEqual({ owner: 'someone-else' });
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'taken',
+        namespace: appNs,
+        annotations: { 'stencil.dev/adopt': `${appNs}/adopter` },
+      },
+      data: { owner: 'someone-else' },
+    });
     await untilCondition('adopter', 'Ready', 'Reconciled');
-    expect((await get('ConfigMap', 'taken'))?.data).toEqual({ owner: 'stencil' });
+    expect(await configData('taken')).toEqual({ owner: 'stencil' });
   });
 
   it('deletes every owned resource with the instance, even when status.renderedResources was wiped', async () => {
-    await user.apply(template('gone', `${configMapDoc('gone-a', '  a: "1"')}${configMapDoc('gone-b', '  b: "1"')}`));
+    await user.apply(
+      template(
+        'gone',
+        `${configMapDoc('gone-a', '  a: "1"')}${configMapDoc('gone-b', '  b: "1"')}`,
+      ),
+    );
     const created = await user.apply(instance('gone', 'gone'));
     await untilCondition('gone', 'Ready', 'Reconciled');
     await user.patchStatus(created, { renderedResources: [] });
-    await eventually(async () => (await instanceStatus('gone'))?.renderedResources?.length === 0, 'the wiped status');
-    await user.delete({ apiVersion: API_VERSION, kind: 'TemplateInstance', name: 'gone', namespace: appNs });
-    await eventually(async () => !(await get('ConfigMap', 'gone-a')) && !(await get('ConfigMap', 'gone-b')), 'owned ConfigMaps to be deleted');
-    await eventually(async () => !(await user.get({ apiVersion: API_VERSION, kind: 'TemplateInstance', name: 'gone', namespace: appNs })), 'the instance to be gone');
+    await eventually(
+      async () => (await instanceStatus('gone'))?.renderedResources?.length === 0,
+      'the wiped status',
+    );
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'gone',
+      namespace: appNs,
+    });
+    await eventually(
+      async () => !(await get('ConfigMap', 'gone-a')) && !(await get('ConfigMap', 'gone-b')),
+      'owned ConfigMaps to be deleted',
+    );
+    await eventually(
+      async () =>
+        !(await user.get({
+          apiVersion: API_VERSION,
+          kind: 'TemplateInstance',
+          name: 'gone',
+          namespace: appNs,
+        })),
+      'the instance to be gone',
+    );
   });
 
   it('blocks deleting a referenced Template until its instances are gone', async () => {
@@ -243,18 +402,109 @@ spec:
     await user.apply(instance('user-1', 'shared'));
     await user.apply(instance('user-2', 'shared'));
     await untilCondition('user-2', 'Ready', 'Reconciled');
-    await user.delete({ apiVersion: API_VERSION, kind: 'Template', name: 'shared', namespace: tplNs });
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      name: 'shared',
+      namespace: tplNs,
+    });
     const blocked = await eventually(async () => {
-      const t = (await user.get({ apiVersion: API_VERSION, kind: 'Template', name: 'shared', namespace: tplNs })) as { status?: TemplateStatus } | undefined;
+      const t = (await user.get({
+        apiVersion: API_VERSION,
+        kind: 'Template',
+        name: 'shared',
+        namespace: tplNs,
+      })) as { status?: TemplateStatus } | undefined;
       return condition(t?.status, 'Deleting')?.reason === 'DeletionBlocked' && t?.status;
     }, 'DeletionBlocked');
-    expect(condition(blocked, 'Deleting')).toMatchObject({ status: 'False', message: 'referenced by 2 TemplateInstance(s)' });
-    await user.delete({ apiVersion: API_VERSION, kind: 'TemplateInstance', name: 'user-1', namespace: appNs });
+    expect(condition(blocked, 'Deleting')).toMatchObject({
+      status: 'False',
+      message: 'referenced by 2 TemplateInstance(s)',
+    });
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'user-1',
+      namespace: appNs,
+    });
     await eventually(async () => {
-      const t = (await user.get({ apiVersion: API_VERSION, kind: 'Template', name: 'shared', namespace: tplNs })) as { status?: TemplateStatus } | undefined;
+      const t = (await user.get({
+        apiVersion: API_VERSION,
+        kind: 'Template',
+        name: 'shared',
+        namespace: tplNs,
+      })) as { status?: TemplateStatus } | undefined;
       return condition(t?.status, 'Deleting')?.message === 'referenced by 1 TemplateInstance(s)';
     }, 'the count to drop');
-    await user.delete({ apiVersion: API_VERSION, kind: 'TemplateInstance', name: 'user-2', namespace: appNs });
-    await eventually(async () => !(await user.get({ apiVersion: API_VERSION, kind: 'Template', name: 'shared', namespace: tplNs })), 'the Template to be deleted');
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'user-2',
+      namespace: appNs,
+    });
+    await eventually(
+      async () =>
+        !(await user.get({
+          apiVersion: API_VERSION,
+          kind: 'Template',
+          name: 'shared',
+          namespace: tplNs,
+        })),
+      'the Template to be deleted',
+    );
+  });
+});
+
+describe('a Template', () => {
+  async function templateStatus(name: string): Promise<TemplateStatus | undefined> {
+    return (
+      (await user.get({ apiVersion: API_VERSION, kind: 'Template', name, namespace: tplNs })) as
+        { status?: TemplateStatus } | undefined
+    )?.status;
+  }
+
+  it('is Valid with a dry-run render when every parameter has a literal default, and holds its finalizer', async () => {
+    await user.apply(
+      template('checked', configMapDoc('{{instance.name}}', '  a: {{parameters.a}}'), {
+        parameters: [{ name: 'a', value: 'x' }],
+      }),
+    );
+    const status = await eventually(async () => {
+      const s = await templateStatus('checked');
+      return s?.phase === 'Valid' && s;
+    }, 'a Valid Template');
+    expect(status.conditions?.map((c) => `${c.type}=${c.status}:${c.reason}`)).toEqual([
+      'Valid=True:ValidationSucceeded',
+      'DryRunRendered=True:RenderSucceeded',
+    ]);
+    const live = await user.get({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      name: 'checked',
+      namespace: tplNs,
+    });
+    expect(live?.metadata.finalizers).toContain('stencil.dev/template');
+  });
+
+  it('is Invalid with the line and column of a reference to an undeclared parameter', async () => {
+    await user.apply(
+      template('typo', configMapDoc('{{instance.name}}', '  a: {{parameters.colour}}'), {
+        parameters: [{ name: 'color', value: 'x' }],
+      }),
+    );
+    const status = await eventually(async () => {
+      const s = await templateStatus('typo');
+      return s?.phase === 'Invalid' && s;
+    }, 'an Invalid Template');
+    expect(status.conditions).toEqual([
+      expect.objectContaining({
+        type: 'Valid',
+        status: 'False',
+        reason: 'ValidationFailed',
+        message: expect.stringContaining(
+          'line 7, column 8: reference to undeclared parameter "parameters.colour"',
+        ),
+      }),
+    ]);
   });
 });

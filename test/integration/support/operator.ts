@@ -14,7 +14,10 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-export async function startOperator(namespaces: string[], kubeconfig = inject('kubeconfig')): Promise<RunningOperator> {
+export async function startOperator(
+  namespaces: string[],
+  kubeconfig = inject('kubeconfig'),
+): Promise<RunningOperator> {
   const logs: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -43,13 +46,19 @@ export async function startOperator(namespaces: string[], kubeconfig = inject('k
 }
 
 /** A user's client: server-side apply as field manager `kubectl-test`, plus raw requests. */
-export async function userClient(kubeconfig = inject('kubeconfig')): Promise<{ cluster: KubeCluster; connection: KubeConnection }> {
+export async function userClient(
+  kubeconfig = inject('kubeconfig'),
+): Promise<{ cluster: KubeCluster; connection: KubeConnection }> {
   const connection = await connect(kubeconfig);
   return { cluster: new KubeCluster(connection.http, 'test-user', 'kubectl-test'), connection };
 }
 
 /** Polls `probe` until it returns a truthy value; fails with the last value seen. */
-export async function eventually<T>(probe: () => Promise<T | undefined | false | null>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | false | null>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -59,7 +68,10 @@ export async function eventually<T>(probe: () => Promise<T | undefined | false |
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last, null, 1)?.slice(0, 2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}; last: ${JSON.stringify(last, null, 1)?.slice(0, 2000)}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,0 +1,102 @@
+// A reconcile that changes nothing performs no write: counted both on the operator's own HTTP
+// client and on the API server's apiserver_request_total across a forced resync.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { connect, freshNamespace } from './support/cluster.ts';
+import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+
+let running: RunningOperator;
+let user: KubeCluster;
+let namespace: string;
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE']);
+const WATCHED_RESOURCES = new Set([
+  'templateinstances',
+  'templates',
+  'configmaps',
+  'services',
+  'events',
+]);
+
+/** Non-dry-run mutating requests the API server has served, for the resources the operator touches. */
+async function serverWrites(): Promise<number> {
+  const kubeconfig = readFileSync(inject('kubeconfig'), 'utf8');
+  const token = /token: (\S+)/.exec(kubeconfig)![1]!;
+  const ca = Buffer.from(
+    /certificate-authority-data: (\S+)/.exec(kubeconfig)![1]!,
+    'base64',
+  ).toString();
+  const { send } = await import('../../tools/control-plane/http.ts');
+  const metrics = (await send({ server: inject('kubeServer'), token, ca }, 'GET', '/metrics')).body;
+  let total = 0;
+  for (const line of metrics.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = new Map(
+      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
+    );
+    if (
+      labels.get('dry_run') === '' &&
+      MUTATING.has(labels.get('verb') ?? '') &&
+      WATCHED_RESOURCES.has(labels.get('resource') ?? '')
+    ) {
+      total += Number(line.split(' ').pop());
+    }
+  }
+  return total;
+}
+
+beforeAll(async () => {
+  namespace = await freshNamespace(connect(), 'noop');
+  user = (await userClient()).cluster;
+  running = await startOperator([namespace]);
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+it('performs no write when a forced resync finds nothing to change', async () => {
+  await user.apply({
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name: 'app', namespace },
+    spec: {
+      parameters: [{ name: 'color', value: 'blue', exposeInStatus: true }],
+      handlebars:
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: {{parameters.color}}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: 80}]\n',
+    },
+  });
+  for (const name of ['a', 'b', 'c']) {
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      metadata: { name, namespace },
+      spec: { templateRef: { name: 'app' } },
+    });
+  }
+  await eventually(async () => {
+    const list = await user.list(API_VERSION, 'TemplateInstance', { namespace });
+    return (
+      list.length === 3 &&
+      list.every((i) => (i as { status?: { phase?: string } }).status?.phase === 'Ready')
+    );
+  }, 'three Ready instances');
+  await running.operator.idle();
+
+  const sent: string[] = [];
+  running.connection.http.onRequest((method, path, dryRun) =>
+    sent.push(`${method} ${path}${dryRun ? ' (dry run)' : ''}`),
+  );
+  const before = await serverWrites();
+
+  running.operator.resyncAll();
+  await running.operator.idle();
+
+  const reads = sent.filter((r) => r.startsWith('GET') && r.includes('/templateinstances/'));
+  expect(reads.length).toBeGreaterThanOrEqual(3);
+  expect(sent.filter((r) => !r.startsWith('GET') && !r.endsWith('(dry run)'))).toEqual([]);
+  expect(await serverWrites()).toBe(before);
+});

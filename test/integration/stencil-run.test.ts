@@ -1,0 +1,105 @@
+// `stencil run` as a process (the built binary) against the test control plane: it reconciles
+// every sample to Ready, never logs or reports a Secret value, and exits 0 on SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { applyManifests, readManifests } from '../../tools/local/apply-manifests.ts';
+import { eventually, userClient } from './support/operator.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const SECRET_VALUE = 's3cr3t-passw0rd'; // samples/database-credentials/objects.yaml
+let child: ChildProcess;
+let output = '';
+let user: KubeCluster;
+
+beforeAll(async () => {
+  user = (await userClient()).cluster;
+  child = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'cli.js'),
+      'run',
+      '--kubeconfig',
+      inject('kubeconfig'),
+      '--log-format',
+      'json',
+      '--log-level',
+      'debug',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const samples = readdirSync(join(root, 'samples'));
+  await applyManifests(
+    user,
+    readManifests(
+      samples.flatMap((s) =>
+        ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
+      ),
+    ),
+  );
+});
+
+afterAll(() => {
+  if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+it('reconciles every sample to Ready', async () => {
+  const expected = readManifests(
+    readdirSync(join(root, 'samples')).map((s) => join(root, 'samples', s, 'instance.yaml')),
+  );
+  await eventually(
+    async () => {
+      for (const i of expected) {
+        const live = (await user.get({
+          apiVersion: API_VERSION,
+          kind: 'TemplateInstance',
+          name: i.metadata.name!,
+          namespace: i.metadata.namespace,
+        })) as { status?: { phase?: string } } | undefined;
+        if (live?.status?.phase !== 'Ready') return false;
+      }
+      return true;
+    },
+    'every sample instance to be Ready',
+    60_000,
+  );
+  expect(
+    await user.get({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'shop',
+      namespace: 'team-a',
+    }),
+  ).toBeDefined();
+  expect(await user.get({ apiVersion: 'v1', kind: 'Namespace', name: 'team-c' })).toBeDefined();
+}, 90_000);
+
+it('never puts a Secret value in status, events or logs', async () => {
+  const instances = await user.list(API_VERSION, 'TemplateInstance', { namespace: 'team-a' });
+  const events = await user.list('v1', 'Event', { namespace: 'team-a' });
+  expect(events.some((e: KubeObject) => (e as { reason?: string }).reason === 'Applied')).toBe(
+    true,
+  );
+  for (const text of [JSON.stringify(instances), JSON.stringify(events), output]) {
+    expect(text).not.toContain(SECRET_VALUE);
+    expect(text).not.toContain(Buffer.from(SECRET_VALUE).toString('base64'));
+  }
+});
+
+it('exits 0 on SIGTERM', async () => {
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  expect(output).toContain('"msg":"shutting down"');
+}, 30_000);
