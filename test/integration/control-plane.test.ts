@@ -42,6 +42,14 @@ describe('the test control plane', () => {
     expect(error).toMatch(/last lines of etcd .*\n\{"level"/);
   });
 
+  it('gives up at its start deadline, with the last lines of each process log', async () => {
+    const error = await startControlPlane({ startTimeoutMs: 1, log: () => undefined }).then(
+      () => undefined,
+      (err: Error) => err.message,
+    );
+    expect(error).toMatch(/^timed out waiting for etcd \/health\n--- last lines of etcd/);
+  });
+
   it('leaves no etcd or kube-apiserver behind when its owner is killed with SIGKILL', async () => {
     const owner = spawn(process.execPath, ['--import', 'tsx', 'tools/control-plane/serve.ts'], {
       cwd: repoRoot,

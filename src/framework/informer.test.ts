@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../api/object-meta.ts';
+import {
+  Informer,
+  type ListResult,
+  type ListWatchSource,
+  type WatchEventType,
+} from './informer.ts';
+
+const cm = (name: string, resourceVersion: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns', resourceVersion },
+});
+
+interface Watch {
+  resourceVersion: string;
+  emit: (type: WatchEventType, object: unknown) => void;
+  done: (error: unknown) => void;
+}
+
+/** A scripted API server: lists return `listing`, watches are handed to the test. */
+class FakeSource implements ListWatchSource {
+  lists = 0;
+  listing: ListResult = { items: [], resourceVersion: '1' };
+  failLists = 0;
+  readonly watches: Watch[] = [];
+
+  list(): Promise<ListResult> {
+    this.lists++;
+    if (this.failLists > 0) {
+      this.failLists--;
+      return Promise.reject(Object.assign(new Error('connection refused'), { statusCode: 0 }));
+    }
+    return Promise.resolve(this.listing);
+  }
+
+  watch(
+    _path: string,
+    query: { resourceVersion: string },
+    onEvent: Watch['emit'],
+    onDone: Watch['done'],
+  ): Promise<{ abort(): void }> {
+    this.watches.push({ resourceVersion: query.resourceVersion, emit: onEvent, done: onDone });
+    return Promise.resolve({
+      abort: () => onDone(Object.assign(new Error('aborted'), { name: 'AbortError' })),
+    });
+  }
+}
+
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 300 && !check(); i++) await settle();
+  expect(check()).toBe(true);
+}
+
+describe('the informer', () => {
+  it('lists, then watches from the list resourceVersion, keeping the cache current', async () => {
+    const source = new FakeSource();
+    source.listing = { items: [cm('a', '5')], resourceVersion: '7' };
+    const informer = new Informer(source, { path: '/api/v1/configmaps' });
+    const seen: string[] = [];
+    informer.addHandlers({
+      add: (o) => seen.push(`add ${o.metadata.name}`),
+      update: (o) => seen.push(`update ${o.metadata.name}`),
+      delete: (o) => seen.push(`delete ${o.metadata.name}`),
+    });
+    await informer.start();
+    await until(() => source.watches.length === 1);
+    expect(source.watches[0]!.resourceVersion).toBe('7');
+    source.watches[0]!.emit('ADDED', cm('b', '8'));
+    source.watches[0]!.emit('MODIFIED', cm('a', '9'));
+    source.watches[0]!.emit('DELETED', cm('b', '10'));
+    expect(seen).toEqual(['add a', 'add b', 'update a', 'delete b']);
+    expect(informer.list().map((o) => o.metadata.name)).toEqual(['a']);
+    informer.stop();
+  });
+
+  it('re-watches from the last resourceVersion after a normal close, without relisting (no replay)', async () => {
+    const source = new FakeSource();
+    const informer = new Informer(source, { path: '/x' });
+    await informer.start();
+    await until(() => source.watches.length === 1);
+    source.watches[0]!.emit('ADDED', cm('a', '12'));
+    source.watches[0]!.emit('BOOKMARK', { metadata: { resourceVersion: '15' } });
+    source.watches[0]!.done(null);
+    await until(() => source.watches.length === 2);
+    expect(source.watches[1]!.resourceVersion).toBe('15');
+    expect(source.lists).toBe(1);
+    informer.stop();
+  });
+
+  it('relists on 410 Gone and emits only the differences', async () => {
+    const source = new FakeSource();
+    source.listing = { items: [cm('a', '1'), cm('b', '1')], resourceVersion: '1' };
+    const informer = new Informer(source, { path: '/x' });
+    const seen: string[] = [];
+    await informer.start();
+    informer.addHandlers({
+      add: (o) => seen.push(`add ${o.metadata.name}`),
+      update: (o) => seen.push(`update ${o.metadata.name}`),
+      delete: (o) => seen.push(`delete ${o.metadata.name}`),
+    });
+    await until(() => source.watches.length === 1);
+    source.listing = { items: [cm('a', '1'), cm('c', '3')], resourceVersion: '3' };
+    source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    source.watches[0]!.done(null);
+    await until(() => source.watches.length === 2);
+    expect(source.lists).toBe(2);
+    expect(seen).toEqual(['delete b', 'add c']);
+    expect(source.watches[1]!.resourceVersion).toBe('3');
+    informer.stop();
+  });
+
+  it('retries with backoff after errors instead of giving up or exiting', async () => {
+    const source = new FakeSource();
+    source.failLists = 2;
+    const informer = new Informer(source, { path: '/x' });
+    await informer.start();
+    expect(source.lists).toBe(3);
+    await until(() => source.watches.length === 1);
+    source.watches[0]!.done(Object.assign(new Error('socket hang up'), { statusCode: 500 }));
+    await until(() => source.watches.length === 2);
+    informer.stop();
+  }, 10_000);
+
+  it('survives a handler that throws', async () => {
+    const source = new FakeSource();
+    const logged: string[] = [];
+    const informer = new Informer(source, { path: '/x', log: (_l, m) => logged.push(m) });
+    informer.addHandlers({
+      add: () => {
+        throw new Error('bug');
+      },
+    });
+    const seen: string[] = [];
+    informer.addHandlers({ add: (o) => seen.push(o.metadata.name ?? '') });
+    await informer.start();
+    await until(() => source.watches.length === 1);
+    source.watches[0]!.emit('ADDED', cm('a', '2'));
+    expect(seen).toEqual(['a']);
+    expect(logged).toContain('informer handler threw');
+    informer.stop();
+  });
+});

@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import { TerminalError, type Result } from './reconciler.ts';
+import { WorkQueue } from './work-queue.ts';
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+
+describe('the work queue', () => {
+  it('runs a key once however often it is added while waiting', async () => {
+    const runs: string[] = [];
+    const queue = new WorkQueue(
+      async (key) => {
+        runs.push(key);
+        return {};
+      },
+      { concurrency: 1 },
+    );
+    queue.add('a');
+    queue.add('a');
+    queue.add('b');
+    queue.add('a');
+    queue.start();
+    await tick();
+    await queue.idle();
+    expect(runs).toEqual(['a', 'b']);
+  });
+
+  it('never processes the same key twice at once, and reruns a key changed while it ran', async () => {
+    const gate = deferred();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const runs: string[] = [];
+    const queue = new WorkQueue(
+      async (key) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        runs.push(key);
+        if (runs.length === 1) await gate.promise;
+        inFlight--;
+        return {};
+      },
+      { concurrency: 4 },
+    );
+    queue.start();
+    queue.add('a');
+    await tick();
+    queue.add('a');
+    queue.add('a');
+    await tick();
+    expect(runs).toEqual(['a']);
+    gate.resolve();
+    await tick();
+    await queue.idle();
+    expect(runs).toEqual(['a', 'a']);
+    expect(maxInFlight).toBe(1);
+  });
+
+  it('bounds concurrency across keys', async () => {
+    const gate = deferred();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const queue = new WorkQueue(
+      async () => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await gate.promise;
+        inFlight--;
+        return {};
+      },
+      { concurrency: 3 },
+    );
+    queue.start();
+    for (const key of ['a', 'b', 'c', 'd', 'e']) queue.add(key);
+    await tick();
+    expect(queue.active).toBe(3);
+    expect(queue.depth).toBe(2);
+    gate.resolve();
+    await tick();
+    await queue.idle();
+    expect(maxInFlight).toBe(3);
+  });
+
+  it('retries a failing key with growing backoff, and forgets it on success', async () => {
+    const attempts: number[] = [];
+    const delays: number[] = [];
+    const queue = new WorkQueue(
+      async () => {
+        attempts.push(Date.now());
+        if (attempts.length < 3) throw new Error('boom');
+        return {};
+      },
+      {
+        concurrency: 1,
+        backoff: { baseMs: 20, maxMs: 1000, jitter: 0 },
+        observer: { onRetry: (_k, d) => delays.push(d) },
+      },
+    );
+    queue.start();
+    queue.add('a');
+    for (let i = 0; i < 100 && attempts.length < 3; i++) await tick();
+    await queue.idle();
+    expect(attempts).toHaveLength(3);
+    expect(delays).toEqual([20, 40]);
+    expect(queue.retries('a')).toBe(0);
+  });
+
+  it('does not retry a TerminalError', async () => {
+    let attempts = 0;
+    const queue = new WorkQueue(
+      async () => {
+        attempts++;
+        throw new TerminalError('bad input');
+      },
+      { concurrency: 1, backoff: { baseMs: 1, maxMs: 1, jitter: 0 } },
+    );
+    queue.start();
+    queue.add('a');
+    await tick();
+    await tick();
+    expect(attempts).toBe(1);
+  });
+
+  it('honours requeueAfter, keeping the earliest deadline', async () => {
+    const runs: number[] = [];
+    let first = true;
+    const queue = new WorkQueue(
+      async (): Promise<Result> => {
+        runs.push(Date.now());
+        if (first) {
+          first = false;
+          return { requeueAfter: 30 };
+        }
+        return {};
+      },
+      { concurrency: 1 },
+    );
+    queue.start();
+    queue.add('a');
+    queue.addAfter('a', 10_000);
+    for (let i = 0; i < 100 && runs.length < 2; i++) await tick();
+    expect(runs).toHaveLength(2);
+    expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(25);
+  });
+
+  it('finishes in-flight work on shutdown and takes no more', async () => {
+    const gate = deferred();
+    const runs: string[] = [];
+    const queue = new WorkQueue(
+      async (key) => {
+        runs.push(key);
+        await gate.promise;
+        return {};
+      },
+      { concurrency: 1 },
+    );
+    queue.start();
+    queue.add('a');
+    queue.add('b');
+    await tick();
+    const stopped = queue.shutdown(1_000);
+    queue.add('c');
+    gate.resolve();
+    await stopped;
+    expect(runs).toEqual(['a']);
+  });
+
+  it('aborts in-flight work when the grace period runs out', async () => {
+    let aborted = false;
+    const queue = new WorkQueue(
+      async (_key, signal) => {
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+        aborted = signal.aborted;
+        return {};
+      },
+      { concurrency: 1 },
+    );
+    queue.start();
+    queue.add('a');
+    await tick();
+    await queue.shutdown(20);
+    await tick();
+    expect(aborted).toBe(true);
+  });
+});
