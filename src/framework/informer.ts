@@ -17,10 +17,15 @@ export interface WatchHandle {
 
 /** What an informer needs from the API server (implemented in src/kube). */
 export interface ListWatchSource {
-  list(path: string, labelSelector?: string): Promise<ListResult>;
+  list(path: string, labelSelector?: string, metadataOnly?: boolean): Promise<ListResult>;
   watch(
     path: string,
-    query: { resourceVersion: string; labelSelector?: string; timeoutSeconds: number },
+    query: {
+      resourceVersion: string;
+      labelSelector?: string;
+      timeoutSeconds: number;
+      metadataOnly?: boolean;
+    },
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
   ): Promise<WatchHandle>;
@@ -36,6 +41,8 @@ export interface InformerOptions {
   /** Collection path, e.g. `/apis/stencil.dev/v1alpha1/templateinstances`. */
   path: string;
   labelSelector?: string;
+  /** Cache PartialObjectMetadata only (enough to notice changes; never holds Secret data). */
+  metadataOnly?: boolean;
   /** Server-side watch timeout; a watch silent for longer than this plus slack is restarted. */
   watchTimeoutSeconds?: number;
   log?: (
@@ -146,7 +153,11 @@ export class Informer {
     if (this.stopped) return;
     let result: ListResult;
     try {
-      result = await this.source.list(this.options.path, this.options.labelSelector);
+      result = await this.source.list(
+        this.options.path,
+        this.options.labelSelector,
+        this.options.metadataOnly,
+      );
     } catch (error) {
       this.retry(() => this.relist(), error);
       return;
@@ -224,6 +235,7 @@ export class Informer {
         {
           resourceVersion: this.resourceVersion,
           labelSelector: this.options.labelSelector,
+          metadataOnly: this.options.metadataOnly,
           timeoutSeconds: this.options.watchTimeoutSeconds ?? 300,
         },
         onEvent,

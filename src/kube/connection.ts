@@ -26,6 +26,6 @@ export async function connect(path?: string, identity = 'stencil'): Promise<Kube
     kubeConfig,
     http,
     cluster: new KubeCluster(http, identity),
-    listWatch: new KubeListWatch(http, kubeConfig),
+    listWatch: new KubeListWatch(http),
   };
 }

@@ -2,6 +2,7 @@
 // serializer may drop fields such as NetworkPolicy `from` or CRD `default`), over one
 // keep-alive agent, with credentials from the KubeConfig applied to every request.
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { createInterface } from 'node:readline';
 import {
   Agent as HttpsAgent,
   request as httpsRequest,
@@ -17,6 +18,8 @@ export interface RequestSpec {
   query?: Record<string, string | undefined>;
   body?: unknown;
   contentType?: string;
+  /** Overrides `application/json`, e.g. to ask for metadata only. */
+  accept?: string;
   timeoutMs?: number;
 }
 
@@ -89,6 +92,7 @@ export class KubeHttp {
       payload === undefined ? undefined : (spec.contentType ?? 'application/json'),
     );
     if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+    if (spec.accept) headers.accept = spec.accept;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const dryRun = url.searchParams.get('dryRun') === 'All';
     const { status, body } = await new Promise<{ status: number; body: string }>(
@@ -119,6 +123,60 @@ export class KubeHttp {
     for (const listener of this.listeners) listener(spec.method, spec.path, dryRun, status);
     if (status < 200 || status >= 300) throw errorForResponse(status, body);
     return (body ? JSON.parse(body) : {}) as T;
+  }
+
+  /**
+   * Opens a watch stream: calls `onLine` with each JSON line, `onDone` once when the stream ends
+   * (null after a normal close, the error otherwise, with `statusCode` for HTTP failures).
+   */
+  async stream(
+    spec: { path: string; query: Record<string, string | undefined>; accept?: string },
+    onLine: (line: unknown) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<{ abort(): void }> {
+    const auth: RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(auth);
+    const url = new URL(this.server.pathname.replace(/\/$/, '') + spec.path, this.server);
+    for (const [k, v] of Object.entries(spec.query))
+      if (v !== undefined) url.searchParams.set(k, v);
+    const headers = requestHeaders(auth, undefined);
+    if (spec.accept) headers.accept = spec.accept;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    let finished = false;
+    const done = (error: unknown): void => {
+      if (finished) return;
+      finished = true;
+      onDone(error);
+    };
+    const req = send(url, { method: 'GET', headers, agent: this.agent }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        done(
+          Object.assign(new Error(`watch ${spec.path}: HTTP ${res.statusCode ?? 0}`), {
+            statusCode: res.statusCode,
+          }),
+        );
+        return;
+      }
+      const lines = createInterface({ input: res, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        if (!line) return;
+        try {
+          onLine(JSON.parse(line));
+        } catch {
+          // a torn line at a connection drop: the watch restarts from the last resourceVersion
+        }
+      });
+      lines.on('close', () => done(null));
+      res.on('error', done);
+    });
+    req.on('error', done);
+    req.end();
+    return {
+      abort: () => {
+        req.destroy(Object.assign(new Error('watch aborted'), { name: 'AbortError' }));
+      },
+    };
   }
 
   close(): void {

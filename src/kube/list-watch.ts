@@ -1,6 +1,5 @@
-// The informer's view of the API server: paginated LISTs over raw JSON, and watches through
-// @kubernetes/client-node's Watch with bookmarks and a server-side timeout.
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+// The informer's view of the API server: paginated LISTs and watch streams over raw JSON, with
+// bookmarks, a server-side timeout, and optionally metadata only (PartialObjectMetadata).
 import type { KubeObject } from '../api/object-meta.ts';
 import type {
   ListResult,
@@ -22,6 +21,7 @@ export async function listAll(
   http: KubeHttp,
   path: string,
   labelSelector?: string,
+  accept?: string,
 ): Promise<{ items: KubeObject[]; resourceVersion: string }> {
   const items: KubeObject[] = [];
   let token: string | undefined;
@@ -31,6 +31,7 @@ export async function listAll(
       method: 'GET',
       path,
       query: { limit: '500', continue: token, labelSelector },
+      accept,
     });
     const kind = page.kind?.replace(/List$/, '') ?? '';
     for (const item of page.items ?? [])
@@ -45,37 +46,47 @@ export async function listAll(
   return { items, resourceVersion };
 }
 
+/** Server-side table conversion to metadata only: no Secret data ever reaches our memory. */
+const METADATA_LIST =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const METADATA_WATCH =
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 export class KubeListWatch implements ListWatchSource {
-  private readonly watcher: Watch;
+  constructor(private readonly http: KubeHttp) {}
 
-  constructor(
-    private readonly http: KubeHttp,
-    kubeConfig: KubeConfig,
-  ) {
-    this.watcher = new Watch(kubeConfig);
+  list(path: string, labelSelector?: string, metadataOnly?: boolean): Promise<ListResult> {
+    return listAll(this.http, path, labelSelector, metadataOnly ? METADATA_LIST : undefined);
   }
 
-  list(path: string, labelSelector?: string): Promise<ListResult> {
-    return listAll(this.http, path, labelSelector);
-  }
-
-  async watch(
+  watch(
     path: string,
-    query: { resourceVersion: string; labelSelector?: string; timeoutSeconds: number },
+    query: {
+      resourceVersion: string;
+      labelSelector?: string;
+      timeoutSeconds: number;
+      metadataOnly?: boolean;
+    },
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
   ): Promise<WatchHandle> {
-    const controller = await this.watcher.watch(
-      path,
+    return this.http.stream(
       {
-        resourceVersion: query.resourceVersion,
-        labelSelector: query.labelSelector,
-        timeoutSeconds: query.timeoutSeconds,
-        allowWatchBookmarks: true,
+        path,
+        query: {
+          watch: 'true',
+          resourceVersion: query.resourceVersion || undefined,
+          labelSelector: query.labelSelector,
+          timeoutSeconds: String(query.timeoutSeconds),
+          allowWatchBookmarks: 'true',
+        },
+        accept: query.metadataOnly ? METADATA_WATCH : undefined,
       },
-      (type: string, object: unknown) => onEvent(type as WatchEventType, object),
+      (line) => {
+        const event = line as { type?: string; object?: unknown };
+        if (event.type) onEvent(event.type as WatchEventType, event.object);
+      },
       onDone,
     );
-    return { abort: () => controller.abort() };
   }
 }
