@@ -6,6 +6,8 @@ import type { TemplateInstance } from './api/template-instance.ts';
 import { GROUP, TEMPLATE_INSTANCE_PLURAL, TEMPLATE_PLURAL, VERSION } from './api/well-known.ts';
 import { templateRefOf } from './engine/instance-evaluation.ts';
 import { Controller } from './framework/controller.ts';
+import { parseRequestKey } from './framework/reconciler.ts';
+import { DependencyWatches } from './dependency-watches.ts';
 import type { Informer } from './framework/informer.ts';
 import { OperatorShell } from './framework/operator-shell.ts';
 import type { QueueObserver } from './framework/work-queue.ts';
@@ -16,6 +18,8 @@ import type { CacheReader } from './reconcile/reader.ts';
 import { TemplateReconciler } from './reconcile/template-reconciler.ts';
 
 export interface OperatorOptions {
+  /** Called with the time from a source change to the apply it caused (ms). */
+  onRotationLag?: (ms: number) => void;
   connection: KubeConnection;
   /** Namespaces to watch; undefined = all. */
   namespaces?: string[];
@@ -68,9 +72,17 @@ export class StencilOperator {
   private namespaceInformer: Informer | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   private readonly previous = new Map<string, KubeObject>();
+  readonly dependencies: DependencyWatches;
 
   constructor(private readonly options: OperatorOptions) {
     const cache = this.cacheReader();
+    this.dependencies = new DependencyWatches({
+      shell: () => this.shell,
+      discovery: options.connection.cluster.discovery,
+      enqueue: (key) => this.instances.enqueue(parseRequestKey(key)),
+      onRotationLag: options.onRotationLag,
+    });
+    const tracker = this.dependencies;
     const now = options.now ?? (() => new Date());
     const { cluster } = options.connection;
     const log = (
@@ -80,7 +92,7 @@ export class StencilOperator {
     ): void => options.log[level](message, fields);
     this.instances = new Controller({
       name: 'templateinstance',
-      reconciler: new InstanceReconciler({ cluster, cache, now, log }),
+      reconciler: new InstanceReconciler({ cluster, cache, tracker, now, log }),
       concurrency: options.concurrency,
       observer: queueObserver(options.log, 'templateinstance'),
     });

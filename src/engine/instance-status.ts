@@ -7,7 +7,7 @@ import type {
   TemplateInstance,
   TemplateInstanceStatus,
 } from '../api/template-instance.ts';
-import type { Template } from '../api/template.ts';
+import type { SyncMode, Template } from '../api/template.ts';
 import { draft, mergeConditions, readyCondition, type ConditionDraft } from './conditions.ts';
 import type { InstanceEvaluation } from './instance-evaluation.ts';
 import { templateRefOf } from './instance-evaluation.ts';
@@ -29,7 +29,17 @@ export interface StatusInput {
   trackedGVKs: string[];
   /** RFC 3339 time of this reconcile. */
   now: string;
+  /** The Template's sync mode: revert/strict add `Synced`. */
+  syncMode?: SyncMode;
+  /** `freeze` after an off instance's first clean apply; `unfreeze` when its mode leaves off. */
+  freeze?: 'freeze' | 'unfreeze';
 }
+
+const SYNC_MESSAGES: Record<SyncMode, string> = {
+  off: '',
+  revert: 'sources are watched and drift on rendered resources is reverted',
+  strict: 'sources are watched, drift is reverted, and the admission webhook denies edits',
+};
 
 export function nextInstanceStatus(input: StatusInput): TemplateInstanceStatus {
   const { instance, evaluation, apply } = input;
@@ -44,6 +54,16 @@ export function nextInstanceStatus(input: StatusInput): TemplateInstanceStatus {
         apply.message,
       ),
     );
+  if (apply && input.syncMode && input.syncMode !== 'off') {
+    drafts.push(
+      draft(
+        InstanceConditionType.Synced,
+        true,
+        InstanceReason.SyncActive,
+        SYNC_MESSAGES[input.syncMode],
+      ),
+    );
+  }
   const ready = readyCondition(drafts);
   const generation = instance.metadata.generation;
   const status: TemplateInstanceStatus = {
@@ -61,6 +81,8 @@ function carriedOver({
   template,
   evaluation,
   apply,
+  freeze,
+  now,
 }: StatusInput): TemplateInstanceStatus {
   const previous = instance.status ?? {};
   const carried: TemplateInstanceStatus = {};
@@ -74,8 +96,9 @@ function carriedOver({
   if (resolvedParameters) carried.resolvedParameters = resolvedParameters;
   const rendered = apply?.renderedResources ?? previous.renderedResources;
   if (rendered) carried.renderedResources = rendered;
-  if (previous.frozen !== undefined) carried.frozen = previous.frozen;
-  if (previous.frozenAt !== undefined) carried.frozenAt = previous.frozenAt;
+  if (freeze === 'freeze') return { ...carried, frozen: true, frozenAt: now };
+  if (freeze !== 'unfreeze' && previous.frozen)
+    return { ...carried, frozen: true, frozenAt: previous.frozenAt ?? now };
   return carried;
 }
 

@@ -19,6 +19,8 @@ export interface WatchTarget {
   plural: string;
   namespace?: string;
   labelSelector?: string;
+  /** Cache metadata only (PartialObjectMetadata). */
+  metadataOnly?: boolean;
 }
 
 export type ShellLog = (
@@ -34,6 +36,7 @@ function collectionPath(target: WatchTarget): string {
 
 export class OperatorShell extends Operator {
   private readonly informers: Informer[] = [];
+  private readonly dynamic = new Set<Informer>();
 
   constructor(
     kubeConfig: KubeConfig,
@@ -68,9 +71,33 @@ export class OperatorShell extends Operator {
 
   /** Starts an informer for `target` and returns it; events arrive as dot-i ResourceEvents. */
   watch(target: WatchTarget, handler: EventHandler): Informer {
+    const informer = this.createInformer(target, handler);
+    this.informers.push(informer);
+    void informer.start();
+    return informer;
+  }
+
+  /**
+   * Starts an informer that comes and goes with its dependents (source and drift watches): not
+   * part of cache readiness; stopped by its owner, or at shutdown.
+   */
+  watchDynamic(target: WatchTarget, handler: EventHandler): Informer {
+    const informer = this.createInformer(target, handler);
+    this.dynamic.add(informer);
+    const stop = informer.stop.bind(informer);
+    informer.stop = () => {
+      this.dynamic.delete(informer);
+      stop();
+    };
+    void informer.start();
+    return informer;
+  }
+
+  private createInformer(target: WatchTarget, handler: EventHandler): Informer {
     const informer = new Informer(this.source, {
       path: collectionPath(target),
       labelSelector: target.labelSelector,
+      metadataOnly: target.metadataOnly,
       log: this.logFn,
     });
     const emit = (type: ResourceEventType, object: KubeObject): void => {
@@ -82,8 +109,6 @@ export class OperatorShell extends Operator {
       update: (o) => emit(ResourceEventType.Modified, o),
       delete: (o) => emit(ResourceEventType.Deleted, o),
     });
-    this.informers.push(informer);
-    void informer.start();
     return informer;
   }
 
@@ -97,6 +122,6 @@ export class OperatorShell extends Operator {
 
   /** Stops every informer. dot-i's own stop() is never called: it exits the process. */
   stopWatches(): void {
-    for (const informer of this.informers) informer.stop();
+    for (const informer of [...this.informers, ...this.dynamic]) informer.stop();
   }
 }

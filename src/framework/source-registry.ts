@@ -30,7 +30,10 @@ export interface ChangeNotice {
 }
 
 /** Starts an informer for a key; `undefined` when the kind is not served (retried on next set). */
-export type WatchStarter = (key: WatchKey, onChange: (type: ChangeNotice['type'], object: KubeObject) => void) => Promise<Informer | undefined>;
+export type WatchStarter = (
+  key: WatchKey,
+  onChange: (type: ChangeNotice['type'], object: KubeObject) => void,
+) => Promise<Informer | undefined>;
 
 interface Entry {
   key: WatchKey;
@@ -45,7 +48,8 @@ export function watchKeyId(key: WatchKey): string {
 
 function matches(dependency: Dependency, object: KubeObject): boolean {
   if (dependency.name !== undefined && dependency.name !== object.metadata.name) return false;
-  if (dependency.label && object.metadata.labels?.[dependency.label.key] !== dependency.label.value) return false;
+  if (dependency.label && object.metadata.labels?.[dependency.label.key] !== dependency.label.value)
+    return false;
   return true;
 }
 
@@ -132,7 +136,12 @@ export class SourceRegistry {
     if (!entry) return;
     for (const [tag, deps] of entry.dependents) {
       if (!deps.some((d) => matches(d, object))) continue;
-      this.notify({ dependent: tag.slice(tag.indexOf('\u0000') + 1), object, type, key: entry.key });
+      this.notify({
+        dependent: tag.slice(tag.indexOf('\u0000') + 1),
+        object,
+        type,
+        key: entry.key,
+      });
     }
   }
 }

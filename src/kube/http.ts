@@ -149,6 +149,7 @@ export class KubeHttp {
       onDone(error);
     };
     const req = send(url, { method: 'GET', headers, agent: this.agent }, (res) => {
+      res.on('error', done);
       if (res.statusCode !== 200) {
         res.resume();
         done(
@@ -168,7 +169,8 @@ export class KubeHttp {
         }
       });
       lines.on('close', () => done(null));
-      res.on('error', done);
+      // readline re-emits the response's errors (an aborted watch): handled like any other end.
+      lines.on('error', done);
     });
     req.on('error', done);
     req.end();

@@ -28,7 +28,18 @@ function failed<T>(error: unknown, what: string): SourceRead<T> {
   return { ok: false, failure, message: `reading ${what} failed: ${reason}` };
 }
 
+/** A source the resolution read: GET when `name` is set, LIST otherwise. */
+export interface SourceAccess {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name?: string;
+}
+
 export class ClusterSource implements SourcePort {
+  /** Every read this resolution performed, for the watch registry. */
+  readonly reads: SourceAccess[] = [];
+
   constructor(private readonly cluster: ClusterPort) {}
 
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
@@ -36,6 +47,12 @@ export class ClusterSource implements SourcePort {
   }
 
   async get(ref: ObjectRef): Promise<SourceRead<KubeObject>> {
+    this.reads.push({
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      namespace: ref.namespace,
+      name: ref.name,
+    });
     try {
       const object = await this.cluster.get(ref);
       if (object) return { ok: true, value: object };
@@ -46,6 +63,7 @@ export class ClusterSource implements SourcePort {
   }
 
   async list(ref: ListRef): Promise<SourceRead<ObjectList>> {
+    this.reads.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace });
     try {
       const items = await this.cluster.list(ref.apiVersion, ref.kind, { namespace: ref.namespace });
       return { ok: true, value: { apiVersion: ref.apiVersion, kind: `${ref.kind}List`, items } };

@@ -1,9 +1,11 @@
-// Reconciles one TemplateInstance (SPEC §2–§6): gather (instance, Template, namespace, sources) →
-// decide (the engine's evaluation) → act (persist trackedGVKs, dry-run gate, apply, prune) →
-// status (written only when it changed) and Events. Deletion cleans up by label.
+// Reconciles one TemplateInstance (SPEC §2–§7): gather (instance, Template, namespace, sources)
+// → decide (the engine's evaluation) → act (persist trackedGVKs, dry-run gate, apply, prune) →
+// status (written only when it changed) and Events. Off instances freeze after their first clean
+// apply; revert/strict instances keep their sources and rendered kinds watched. Deletion cleans
+// up by label.
 import { InstanceReason } from '../api/condition.ts';
 import type { KubeObject } from '../api/object-meta.ts';
-import type { Template } from '../api/template.ts';
+import type { SyncMode, Template } from '../api/template.ts';
 import type {
   RenderedResourceRef,
   TemplateInstance,
@@ -21,7 +23,12 @@ import {
   templateRefOf,
   type InstanceEvaluation,
 } from '../engine/instance-evaluation.ts';
-import { nextInstanceStatus, sameStatus, type ApplyOutcome } from '../engine/instance-status.ts';
+import {
+  nextInstanceStatus,
+  sameStatus,
+  type ApplyOutcome,
+  type StatusInput,
+} from '../engine/instance-status.ts';
 import { gvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
 import {
   TerminalError,
@@ -31,7 +38,7 @@ import {
 } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
-import type { CacheReader } from './reader.ts';
+import type { CacheReader, DependencyTracker, Trigger } from './reader.ts';
 import { applyResources, deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
 
 /** Failures that only an edit of an input can fix: no retry until something changes. */
@@ -47,6 +54,7 @@ const TERMINAL_REASONS = new Set<string>([
 export interface InstanceReconcilerDeps {
   cluster: ClusterPort;
   cache: CacheReader;
+  tracker: DependencyTracker;
   now: () => Date;
   log: (
     level: 'debug' | 'info' | 'warn' | 'error',
@@ -58,18 +66,36 @@ export interface InstanceReconcilerDeps {
 /** Retried with backoff by the work queue; its message is already in the status. */
 class RetryLater extends Error {}
 
+/** Everything one reconcile knows, passed between its steps. */
+interface Pass {
+  key: string;
+  instance: TemplateInstance;
+  template: Template | undefined;
+  mode: SyncMode;
+  evaluation: InstanceEvaluation;
+  trigger: Trigger | undefined;
+}
+
 export class InstanceReconciler implements Reconciler {
   constructor(private readonly deps: InstanceReconcilerDeps) {}
 
   async reconcile(request: Request): Promise<Result> {
-    const { cluster } = this.deps;
+    const { cluster, tracker } = this.deps;
+    const key = `${request.namespace}/${request.name}`;
+    const trigger = tracker.takeTrigger(key);
     const instance = (await cluster.get({
       apiVersion: API_VERSION,
       kind: TEMPLATE_INSTANCE_KIND,
       ...request,
     })) as TemplateInstance | undefined;
-    if (!instance) return {};
-    if (instance.metadata.deletionTimestamp) return this.finalize(instance);
+    if (!instance) {
+      tracker.release(key);
+      return {};
+    }
+    if (instance.metadata.deletionTimestamp) {
+      tracker.release(key);
+      return this.finalize(instance);
+    }
     if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
       await cluster.setFinalizers(instance as unknown as KubeObject, [
         ...(instance.metadata.finalizers ?? []),
@@ -77,22 +103,39 @@ export class InstanceReconciler implements Reconciler {
       ]);
       return {};
     }
-    const ref = templateRefOf(instance);
     const template = (await cluster.get({
       apiVersion: API_VERSION,
       kind: TEMPLATE_KIND,
-      ...ref,
+      ...templateRefOf(instance),
     })) as Template | undefined;
+    const mode: SyncMode = template?.spec.sync?.mode ?? 'off';
+    if (instance.status?.frozen && mode === 'off') {
+      // Frozen after its first clean apply: nothing re-applies; its watches are gone.
+      tracker.release(key);
+      return {};
+    }
+    const source = new ClusterSource(cluster);
     const evaluation = await evaluateInstance({
       instance,
       template,
       namespaceLabels:
         this.deps.cache.namespaceLabels(request.namespace) ??
         (await this.namespaceLabels(request.namespace)),
-      port: new ClusterSource(cluster),
+      port: source,
     });
-    if (!evaluation.ok) return this.reportFailure(instance, template, evaluation);
-    return this.applyAndPrune(instance, template!, evaluation);
+    const drift =
+      mode === 'off'
+        ? undefined
+        : {
+            uid: instance.metadata.uid ?? '',
+            gvks: [...new Set(evaluation.resources.map(gvkKey))],
+          };
+    await tracker.track(key, source.reads, drift);
+    const pass: Pass = { key, instance, template, mode, evaluation, trigger };
+    if (trigger?.kind === 'source')
+      await this.event(instance, 'Normal', 'SourceChanged', trigger.description);
+    if (!evaluation.ok) return this.reportFailure(pass);
+    return this.applyAndPrune(pass);
   }
 
   private async namespaceLabels(name: string): Promise<Record<string, string>> {
@@ -108,19 +151,27 @@ export class InstanceReconciler implements Reconciler {
     };
   }
 
-  private async reportFailure(
-    instance: TemplateInstance,
-    template: Template | undefined,
-    evaluation: InstanceEvaluation,
-  ): Promise<Result> {
-    const status = nextInstanceStatus({
+  private statusOf(
+    pass: Pass,
+    extra: Partial<StatusInput> & { trackedGVKs: string[] },
+  ): TemplateInstanceStatus {
+    const { instance, template, evaluation, mode } = pass;
+    return nextInstanceStatus({
       instance,
       template,
       evaluation,
-      trackedGVKs: instance.status?.trackedGVKs ?? [],
+      syncMode: mode,
       now: this.now(),
+      ...extra,
     });
-    await this.writeStatus(instance, status);
+  }
+
+  private async reportFailure(pass: Pass): Promise<Result> {
+    const { instance, evaluation } = pass;
+    await this.writeStatus(
+      instance,
+      this.statusOf(pass, { trackedGVKs: instance.status?.trackedGVKs ?? [] }),
+    );
     const problem = evaluation.problem!;
     if (problem.reason === InstanceReason.ParameterResolutionFailed) {
       await this.event(instance, 'Warning', 'ParameterResolutionFailed', problem.message);
@@ -129,14 +180,13 @@ export class InstanceReconciler implements Reconciler {
     throw new RetryLater(problem.message);
   }
 
-  private async applyAndPrune(
-    instance: TemplateInstance,
-    template: Template,
-    evaluation: InstanceEvaluation,
-  ): Promise<Result> {
+  private async applyAndPrune(pass: Pass): Promise<Result> {
+    const { evaluation, mode } = pass;
+    let instance = pass.instance;
     const owner = this.owner(instance);
     const desired = evaluation.resources;
-    for (const used of evaluation.resolved?.defaultsUsed ?? []) {
+    const defaults = evaluation.resolved?.defaultsUsed ?? [];
+    for (const used of defaults) {
       await this.event(
         instance,
         'Normal',
@@ -149,11 +199,17 @@ export class InstanceReconciler implements Reconciler {
       ...new Set([...(instance.status?.trackedGVKs ?? []), ...desired.map(gvkKey)]),
     ].sort();
     instance = await this.persistTrackedGVKs(instance, trackedGVKs);
-    const applied = await applyResources(this.deps.cluster, owner, desired);
-    const finish = (apply: ApplyOutcome): Promise<void> =>
+    const ignoreFields = pass.template?.spec.sync?.ignoreFields ?? [];
+    const applied = await applyResources(
+      this.deps.cluster,
+      owner,
+      desired,
+      mode === 'off' ? [] : ignoreFields,
+    );
+    const finish = (apply: ApplyOutcome, freeze?: StatusInput['freeze']): Promise<void> =>
       this.writeStatus(
         instance,
-        nextInstanceStatus({ instance, template, evaluation, apply, trackedGVKs, now: this.now() }),
+        this.statusOf({ ...pass, instance }, { apply, trackedGVKs, freeze }),
       );
     if (!applied.ok) {
       await finish({ ok: false, message: applied.message, renderedResources: previous });
@@ -161,14 +217,7 @@ export class InstanceReconciler implements Reconciler {
       if (applied.retry) throw new RetryLater(applied.message);
       throw new TerminalError(applied.message);
     }
-    if (applied.written.length > 0) {
-      await this.event(
-        instance,
-        'Normal',
-        'Applied',
-        `applied ${applied.written.length} resource(s): ${summarize(applied.written)}`,
-      );
-    }
+    await this.reportWrites(pass, applied.written);
     const rendered = applied.live.map((o) => renderedRef(o));
     let message = `${desired.length} resource(s) applied`;
     let retry = false;
@@ -183,9 +232,44 @@ export class InstanceReconciler implements Reconciler {
       if (retry)
         message += `; ${failed.length} orphaned resource(s) could not be deleted yet and are retried`;
     }
-    await finish({ ok: true, message, renderedResources: rendered.slice(0, MAX_RESOURCES) });
-    if (retry) throw new RetryLater(message);
+    // A kind that is not served yet may be installed later: keep retrying so the instance heals.
+    const awaitingKind = defaults.some((d) => d.failure === 'NotServed');
+    const clean = !retry && !awaitingKind;
+    const freeze =
+      mode === 'off'
+        ? clean
+          ? 'freeze'
+          : undefined
+        : instance.status?.frozen
+          ? 'unfreeze'
+          : undefined;
+    await finish(
+      { ok: true, message, renderedResources: rendered.slice(0, MAX_RESOURCES) },
+      freeze,
+    );
+    if (freeze === 'freeze') this.deps.tracker.release(pass.key);
+    if (!clean) throw new RetryLater(message);
     return {};
+  }
+
+  private async reportWrites(pass: Pass, written: KubeObject[]): Promise<void> {
+    if (written.length === 0) return;
+    const summary = summarize(written);
+    if (pass.trigger?.kind === 'drift')
+      await this.event(
+        pass.instance,
+        'Normal',
+        'DriftReverted',
+        `reverted ${written.length} resource(s): ${summary}`,
+      );
+    else
+      await this.event(
+        pass.instance,
+        'Normal',
+        'Applied',
+        `applied ${written.length} resource(s): ${summary}`,
+      );
+    this.deps.tracker.applied(pass.key, pass.trigger);
   }
 
   /** Records every kind about to be applied before anything is applied, so nothing can leak. */
@@ -265,15 +349,18 @@ export class InstanceReconciler implements Reconciler {
     return {};
   }
 
+  /** Writes the status when it changed; top-level fields that disappeared are removed (null). */
   private async writeStatus(
     instance: TemplateInstance,
     status: TemplateInstanceStatus,
   ): Promise<void> {
     if (sameStatus(instance.status, status)) return;
-    await this.deps.cluster.patchStatus(
-      instance as unknown as KubeObject,
-      status as unknown as Record<string, unknown>,
-    );
+    const removed = Object.keys(instance.status ?? {}).filter((k) => !(k in status));
+    const patch: Record<string, unknown> = {
+      ...status,
+      ...Object.fromEntries(removed.map((k) => [k, null])),
+    };
+    await this.deps.cluster.patchStatus(instance as unknown as KubeObject, patch);
   }
 
   private async event(

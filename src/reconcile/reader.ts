@@ -10,3 +10,28 @@ export interface CacheReader {
   instancesOf(templateNamespace: string, templateName: string): TemplateInstance[];
   templates(): Template[];
 }
+
+/** What triggered a reconcile from the outside, consumed by the reconcile it triggered. */
+export interface Trigger {
+  kind: 'source' | 'drift';
+  /** e.g. `Secret team-a/db changed`. */
+  description: string;
+  /** When the change was seen (ms since epoch), for the rotation-lag metric. */
+  at: number;
+}
+
+/**
+ * The watches an instance needs: its valueFrom sources, and under revert/strict the kinds it
+ * rendered (drift). Implemented by the operator over the shared SourceRegistry.
+ */
+export interface DependencyTracker {
+  track(
+    instanceKey: string,
+    sources: { apiVersion: string; kind: string; namespace?: string; name?: string }[],
+    drift: { uid: string; gvks: string[] } | undefined,
+  ): Promise<void>;
+  release(instanceKey: string): void;
+  takeTrigger(instanceKey: string): Trigger | undefined;
+  /** Called after a reconcile wrote changes (rotation lag is measured from the trigger). */
+  applied(instanceKey: string, trigger: Trigger | undefined): void;
+}

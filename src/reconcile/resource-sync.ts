@@ -4,7 +4,7 @@
 import type { KubeObject } from '../api/object-meta.ts';
 import type { RenderedResourceRef } from '../api/template-instance.ts';
 import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
-import { canonicalJson } from '../engine/instance-status.ts';
+import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
 import { compareInstallOrder, parseGvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
 import { isClusterError, type ClusterPort, type ObjectId } from './cluster-port.ts';
 
@@ -50,21 +50,6 @@ export async function mapLimit<T, R>(
   return results;
 }
 
-/** Server-managed metadata and status never count as a difference. */
-function comparable(object: KubeObject): string {
-  const {
-    resourceVersion: _rv,
-    managedFields: _mf,
-    generation: _g,
-    uid: _u,
-    creationTimestamp: _c,
-    selfLink: _s,
-    ...metadata
-  } = object.metadata as KubeObject['metadata'] & { managedFields?: unknown; selfLink?: unknown };
-  const { status: _status, ...rest } = object;
-  return canonicalJson({ ...rest, metadata });
-}
-
 function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
   const holder = live.metadata.labels?.[LABEL_INSTANCE_UID];
   if (holder === owner.uid) return undefined;
@@ -84,9 +69,12 @@ function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
 export async function applyResources(
   cluster: ClusterPort,
   owner: Owner,
-  desired: KubeObject[],
+  rendered: KubeObject[],
+  ignoreFields: string[] = [],
 ): Promise<ApplyResult> {
-  const live = await mapLimit(desired, 8, (o) => cluster.get(idOf(o)));
+  const live = await mapLimit(rendered, 8, (o) => cluster.get(idOf(o)));
+  // Ignored paths keep their live value in what is applied (SPEC §7).
+  const desired = rendered.map((o, i) => carryIgnoredFields(o, live[i], ignoreFields));
   for (const object of live) {
     const refusal = object && adoptionRefusal(object, owner);
     if (refusal) return { ok: false, message: refusal, retry: true };
@@ -114,7 +102,7 @@ export async function applyResources(
   const result = [...live] as (KubeObject | undefined)[];
   const write = async (i: number): Promise<ApplyResult | undefined> => {
     const current = live[i];
-    if (current && comparable(current) === comparable(dryRuns[i]!)) return undefined;
+    if (current && sameManagedState(current, dryRuns[i]!)) return undefined;
     try {
       result[i] = await cluster.apply(desired[i]!);
       written.push(result[i]);

@@ -27,7 +27,13 @@ function template(
     apiVersion: API_VERSION,
     kind: 'Template',
     metadata: { name, namespace: tplNs },
-    spec: { targetNamespaces: { explicit: { allow: { literal: [appNs] } } }, handlebars, ...spec },
+    spec: {
+      targetNamespaces: { explicit: { allow: { literal: [appNs] } } },
+      // revert, so that later edits re-apply (an `off` instance freezes after its first apply)
+      sync: { mode: 'revert' },
+      handlebars,
+      ...spec,
+    },
   };
 }
 
@@ -126,7 +132,7 @@ describe('an instance of a Template', () => {
       'stencil.dev/instance-uid': created.metadata.uid,
       'stencil.dev/instance-name': 'shop',
       'stencil.dev/instance-namespace': appNs,
-      'stencil.dev/sync-mode': 'off',
+      'stencil.dev/sync-mode': 'revert',
     });
     expect(configMap?.metadata.annotations).toMatchObject({
       'stencil.dev/instance-ref': `${appNs}/shop`,
@@ -149,6 +155,7 @@ describe('an instance of a Template', () => {
       'ParametersValid=True',
       'Rendered=True',
       'Applied=True',
+      'Synced=True',
       'Ready=True',
     ]);
     expect(

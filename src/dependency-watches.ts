@@ -1,0 +1,131 @@
+// The DependencyTracker over the shared SourceRegistry: valueFrom sources (GET and LIST) and, for
+// revert/strict instances, their rendered kinds (drift, by the instance-uid label). A change
+// re-enqueues exactly the instances that depend on it, and is remembered as the trigger of
+// their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
+import type { KubeObject } from './api/object-meta.ts';
+import { FIELD_MANAGER, LABEL_INSTANCE_UID } from './api/well-known.ts';
+import { parseGvkKey } from './engine/inventory.ts';
+import type { OperatorShell } from './framework/operator-shell.ts';
+import {
+  SourceRegistry,
+  type ChangeNotice,
+  type Dependency,
+  type WatchKey,
+} from './framework/source-registry.ts';
+import type { Discovery } from './kube/discovery.ts';
+import type { DependencyTracker, Trigger } from './reconcile/reader.ts';
+
+interface ManagedFieldsEntry {
+  manager?: string;
+  time?: string;
+}
+
+/** True when the last write to an object was our own apply (so it is not drift). */
+function lastWrittenByUs(object: KubeObject): boolean {
+  const entries = (
+    (object.metadata as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? []
+  ).filter((e) => e.time);
+  const latest = entries.sort((a, b) => (a.time! < b.time! ? 1 : -1))[0];
+  return latest?.manager === FIELD_MANAGER;
+}
+
+export interface DependencyWatchOptions {
+  shell: () => OperatorShell | undefined;
+  discovery: Discovery;
+  enqueue: (instanceKey: string) => void;
+  onRotationLag?: (ms: number) => void;
+  now?: () => number;
+}
+
+export class DependencyWatches implements DependencyTracker {
+  readonly registry: SourceRegistry;
+  private readonly triggers = new Map<string, Trigger>();
+
+  constructor(private readonly options: DependencyWatchOptions) {
+    this.registry = new SourceRegistry(
+      (key, onChange) => this.startWatch(key, onChange),
+      (notice) => this.onChange(notice),
+    );
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+
+  private async startWatch(
+    key: WatchKey,
+    onChange: (type: ChangeNotice['type'], object: KubeObject) => void,
+  ): ReturnType<ConstructorParameters<typeof SourceRegistry>[0]> {
+    const shell = this.options.shell();
+    const info = await this.options.discovery.resourceFor(key.apiVersion, key.kind);
+    if (!shell || !info) return undefined;
+    const [group, version] = key.apiVersion.includes('/')
+      ? key.apiVersion.split('/')
+      : ['', key.apiVersion];
+    return shell.watchDynamic(
+      {
+        group: group ?? '',
+        version: version ?? '',
+        plural: info.plural,
+        namespace: info.scope === 'Namespaced' ? key.namespace : undefined,
+        labelSelector: key.labelSelector,
+        metadataOnly: true,
+      },
+      (event) =>
+        onChange(event.type as ChangeNotice['type'], event.object as unknown as KubeObject),
+    );
+  }
+
+  private onChange(notice: ChangeNotice): void {
+    const drift = notice.key.labelSelector === LABEL_INSTANCE_UID;
+    if (drift && notice.type !== 'DELETED' && lastWrittenByUs(notice.object)) return;
+    const { namespace, name } = notice.object.metadata;
+    const description = `${notice.key.kind} ${namespace ? `${namespace}/` : ''}${name ?? ''} ${notice.type === 'DELETED' ? 'was deleted' : 'changed'}`;
+    const previous = this.triggers.get(notice.dependent);
+    this.triggers.set(notice.dependent, {
+      kind: drift ? 'drift' : 'source',
+      description,
+      at: previous?.at ?? this.now(),
+    });
+    this.options.enqueue(notice.dependent);
+  }
+
+  async track(
+    instanceKey: string,
+    sources: { apiVersion: string; kind: string; namespace?: string; name?: string }[],
+    drift: { uid: string; gvks: string[] } | undefined,
+  ): Promise<void> {
+    const sourceDeps: Dependency[] = sources.map((s) => ({
+      key: { apiVersion: s.apiVersion, kind: s.kind, namespace: s.namespace },
+      name: s.name,
+    }));
+    const driftDeps: Dependency[] = (drift?.gvks ?? []).flatMap((g) => {
+      const gvk = parseGvkKey(g);
+      return gvk
+        ? [
+            {
+              key: { ...gvk, labelSelector: LABEL_INSTANCE_UID },
+              label: { key: LABEL_INSTANCE_UID, value: drift!.uid },
+            },
+          ]
+        : [];
+    });
+    await this.registry.set(instanceKey, sourceDeps, 'sources');
+    await this.registry.set(instanceKey, driftDeps, 'drift');
+  }
+
+  release(instanceKey: string): void {
+    this.registry.release(instanceKey);
+    this.triggers.delete(instanceKey);
+  }
+
+  takeTrigger(instanceKey: string): Trigger | undefined {
+    const trigger = this.triggers.get(instanceKey);
+    this.triggers.delete(instanceKey);
+    return trigger;
+  }
+
+  applied(_instanceKey: string, trigger: Trigger | undefined): void {
+    if (trigger?.kind === 'source') this.options.onRotationLag?.(this.now() - trigger.at);
+  }
+}
