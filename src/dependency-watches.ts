@@ -3,8 +3,8 @@
 // re-enqueues exactly the instances that depend on it, and is remembered as the trigger of
 // their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
 import type { KubeObject } from './api/object-meta.ts';
-import { FIELD_MANAGER, LABEL_INSTANCE_UID } from './api/well-known.ts';
-import { parseGvkKey } from './engine/inventory.ts';
+import { LABEL_INSTANCE_UID } from './api/well-known.ts';
+import { parseGvkKey, resourceKey } from './engine/inventory.ts';
 import type { OperatorShell } from './framework/operator-shell.ts';
 import {
   SourceRegistry,
@@ -14,20 +14,6 @@ import {
 } from './framework/source-registry.ts';
 import type { Discovery } from './kube/discovery.ts';
 import type { DependencyTracker, Trigger } from './reconcile/reader.ts';
-
-interface ManagedFieldsEntry {
-  manager?: string;
-  time?: string;
-}
-
-/** True when the last write to an object was our own apply (so it is not drift). */
-function lastWrittenByUs(object: KubeObject): boolean {
-  const entries = (
-    (object.metadata as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? []
-  ).filter((e) => e.time);
-  const latest = entries.sort((a, b) => (a.time! < b.time! ? 1 : -1))[0];
-  return latest?.manager === FIELD_MANAGER;
-}
 
 export interface DependencyWatchOptions {
   shell: () => OperatorShell | undefined;
@@ -40,6 +26,8 @@ export interface DependencyWatchOptions {
 export class DependencyWatches implements DependencyTracker {
   readonly registry: SourceRegistry;
   private readonly triggers = new Map<string, Trigger>();
+  /** resourceVersions our own applies produced: their watch events are not drift. */
+  private readonly ownWrites = new Map<string, string>();
 
   constructor(private readonly options: DependencyWatchOptions) {
     this.registry = new SourceRegistry(
@@ -71,14 +59,13 @@ export class DependencyWatches implements DependencyTracker {
         labelSelector: key.labelSelector,
         metadataOnly: true,
       },
-      (event) =>
-        onChange(event.type as ChangeNotice['type'], event.object as unknown as KubeObject),
+      (event) => onChange(event.type, event.object as unknown as KubeObject),
     );
   }
 
   private onChange(notice: ChangeNotice): void {
     const drift = notice.key.labelSelector === LABEL_INSTANCE_UID;
-    if (drift && notice.type !== 'DELETED' && lastWrittenByUs(notice.object)) return;
+    if (drift && notice.type !== 'DELETED' && this.isOwnWrite(notice.object)) return;
     const { namespace, name } = notice.object.metadata;
     const description = `${notice.key.kind} ${namespace ? `${namespace}/` : ''}${name ?? ''} ${notice.type === 'DELETED' ? 'was deleted' : 'changed'}`;
     const previous = this.triggers.get(notice.dependent);
@@ -125,7 +112,20 @@ export class DependencyWatches implements DependencyTracker {
     return trigger;
   }
 
-  applied(_instanceKey: string, trigger: Trigger | undefined): void {
+  applied(_instanceKey: string, trigger: Trigger | undefined, written: KubeObject[]): void {
+    for (const object of written) {
+      if (object.metadata.resourceVersion)
+        this.ownWrites.set(resourceKey(object), object.metadata.resourceVersion);
+    }
+    if (this.ownWrites.size > 100_000) this.ownWrites.clear();
     if (trigger?.kind === 'source') this.options.onRotationLag?.(this.now() - trigger.at);
+  }
+
+  private isOwnWrite(object: KubeObject): boolean {
+    const key = resourceKey({ ...object, apiVersion: object.apiVersion ?? '' });
+    const ours = this.ownWrites.get(key);
+    if (ours === undefined || ours !== object.metadata.resourceVersion) return false;
+    this.ownWrites.delete(key);
+    return true;
   }
 }

@@ -72,6 +72,17 @@ export class SourceRegistry {
     return [...this.entries.values()].filter((e) => e.informer).map((e) => e.key);
   }
 
+  /** The watch keys `dependent` holds, across groups. */
+  dependenciesOf(dependent: string): WatchKey[] {
+    const ids = [...this.byDependent]
+      .filter(([tag]) => tag.slice(tag.indexOf('\u0000') + 1) === dependent)
+      .flatMap(([, set]) => [...set]);
+    return ids.flatMap((id) => {
+      const entry = this.entries.get(id);
+      return entry ? [entry.key] : [];
+    });
+  }
+
   /**
    * Replaces what `dependent` depends on within `group` (e.g. 'sources' or 'drift'); starts
    * missing watches and stops those nobody needs any more.

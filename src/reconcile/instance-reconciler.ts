@@ -80,30 +80,12 @@ export class InstanceReconciler implements Reconciler {
   constructor(private readonly deps: InstanceReconcilerDeps) {}
 
   async reconcile(request: Request): Promise<Result> {
-    const { cluster, tracker } = this.deps;
     const key = `${request.namespace}/${request.name}`;
-    const trigger = tracker.takeTrigger(key);
-    const instance = (await cluster.get({
-      apiVersion: API_VERSION,
-      kind: TEMPLATE_INSTANCE_KIND,
-      ...request,
-    })) as TemplateInstance | undefined;
-    if (!instance) {
-      tracker.release(key);
-      return {};
-    }
-    if (instance.metadata.deletionTimestamp) {
-      tracker.release(key);
-      return this.finalize(instance);
-    }
-    if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
-      await cluster.setFinalizers(instance as unknown as KubeObject, [
-        ...(instance.metadata.finalizers ?? []),
-        FINALIZER_INSTANCE,
-      ]);
-      return {};
-    }
-    const template = (await cluster.get({
+    const trigger = this.deps.tracker.takeTrigger(key);
+    const instance = await this.load(key, request);
+    if (!instance) return {};
+    if (instance.metadata.deletionTimestamp) return this.finalize(instance);
+    const template = (await this.deps.cluster.get({
       apiVersion: API_VERSION,
       kind: TEMPLATE_KIND,
       ...templateRefOf(instance),
@@ -111,16 +93,52 @@ export class InstanceReconciler implements Reconciler {
     const mode: SyncMode = template?.spec.sync?.mode ?? 'off';
     if (instance.status?.frozen && mode === 'off') {
       // Frozen after its first clean apply: nothing re-applies; its watches are gone.
-      tracker.release(key);
+      this.deps.tracker.release(key);
       return {};
     }
-    const source = new ClusterSource(cluster);
+    const evaluation = await this.evaluate(key, instance, template, mode);
+    const pass: Pass = { key, instance, template, mode, evaluation, trigger };
+    if (trigger?.kind === 'source')
+      await this.event(instance, 'Normal', 'SourceChanged', trigger.description);
+    if (!evaluation.ok) return this.reportFailure(pass);
+    return this.applyAndPrune(pass);
+  }
+
+  /** The instance, with our finalizer; undefined when there is nothing (more) to do now. */
+  private async load(key: string, request: Request): Promise<TemplateInstance | undefined> {
+    const { cluster, tracker } = this.deps;
+    const instance = (await cluster.get({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_INSTANCE_KIND,
+      ...request,
+    })) as TemplateInstance | undefined;
+    if (!instance || instance.metadata.deletionTimestamp) tracker.release(key);
+    if (!instance || instance.metadata.deletionTimestamp) return instance;
+    if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
+      // The update event of this write brings the instance back.
+      await cluster.setFinalizers(instance as unknown as KubeObject, [
+        ...(instance.metadata.finalizers ?? []),
+        FINALIZER_INSTANCE,
+      ]);
+      return undefined;
+    }
+    return instance;
+  }
+
+  /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
+  private async evaluate(
+    key: string,
+    instance: TemplateInstance,
+    template: Template | undefined,
+    mode: SyncMode,
+  ): Promise<InstanceEvaluation> {
+    const source = new ClusterSource(this.deps.cluster);
+    const namespace = instance.metadata.namespace ?? '';
     const evaluation = await evaluateInstance({
       instance,
       template,
       namespaceLabels:
-        this.deps.cache.namespaceLabels(request.namespace) ??
-        (await this.namespaceLabels(request.namespace)),
+        this.deps.cache.namespaceLabels(namespace) ?? (await this.namespaceLabels(namespace)),
       port: source,
     });
     const drift =
@@ -130,12 +148,8 @@ export class InstanceReconciler implements Reconciler {
             uid: instance.metadata.uid ?? '',
             gvks: [...new Set(evaluation.resources.map(gvkKey))],
           };
-    await tracker.track(key, source.reads, drift);
-    const pass: Pass = { key, instance, template, mode, evaluation, trigger };
-    if (trigger?.kind === 'source')
-      await this.event(instance, 'Normal', 'SourceChanged', trigger.description);
-    if (!evaluation.ok) return this.reportFailure(pass);
-    return this.applyAndPrune(pass);
+    await this.deps.tracker.track(key, source.reads, drift);
+    return evaluation;
   }
 
   private async namespaceLabels(name: string): Promise<Record<string, string>> {
@@ -182,30 +196,14 @@ export class InstanceReconciler implements Reconciler {
 
   private async applyAndPrune(pass: Pass): Promise<Result> {
     const { evaluation, mode } = pass;
-    let instance = pass.instance;
-    const owner = this.owner(instance);
+    const owner = this.owner(pass.instance);
     const desired = evaluation.resources;
     const defaults = evaluation.resolved?.defaultsUsed ?? [];
-    for (const used of defaults) {
-      await this.event(
-        instance,
-        'Normal',
-        'DefaultValueUsed',
-        `parameter "${used.name}": used its defaultValue (${used.message})`,
-      );
-    }
-    const previous = instance.status?.renderedResources ?? [];
-    const trackedGVKs = [
-      ...new Set([...(instance.status?.trackedGVKs ?? []), ...desired.map(gvkKey)]),
-    ].sort();
-    instance = await this.persistTrackedGVKs(instance, trackedGVKs);
-    const ignoreFields = pass.template?.spec.sync?.ignoreFields ?? [];
-    const applied = await applyResources(
-      this.deps.cluster,
-      owner,
-      desired,
-      mode === 'off' ? [] : ignoreFields,
-    );
+    await this.reportDefaults(pass.instance, defaults);
+    const previous = pass.instance.status?.renderedResources ?? [];
+    const trackedGVKs = unionGVKs(pass.instance.status?.trackedGVKs, desired);
+    const instance = await this.persistTrackedGVKs(pass.instance, trackedGVKs);
+    const applied = await applyResources(this.deps.cluster, owner, desired, ignoredFields(pass));
     const finish = (apply: ApplyOutcome, freeze?: StatusInput['freeze']): Promise<void> =>
       this.writeStatus(
         instance,
@@ -214,42 +212,66 @@ export class InstanceReconciler implements Reconciler {
     if (!applied.ok) {
       await finish({ ok: false, message: applied.message, renderedResources: previous });
       await this.event(instance, 'Warning', 'ApplyFailed', applied.message);
-      if (applied.retry) throw new RetryLater(applied.message);
-      throw new TerminalError(applied.message);
+      throw applied.retry ? new RetryLater(applied.message) : new TerminalError(applied.message);
     }
     await this.reportWrites(pass, applied.written);
-    const rendered = applied.live.map((o) => renderedRef(o));
-    let message = `${desired.length} resource(s) applied`;
-    let retry = false;
-    if (evaluation.resolved?.transientFallback) {
-      message +=
-        '; pruning skipped this time because a defaultValue stood in for a source that could not be read';
-      retry = true;
-    } else {
-      const failed = await this.prune(instance, owner, trackedGVKs, previous, desired);
-      rendered.push(...failed);
-      retry = failed.length > 0;
-      if (retry)
-        message += `; ${failed.length} orphaned resource(s) could not be deleted yet and are retried`;
-    }
+    const cleanup = await this.cleanUp({ ...pass, instance }, owner, trackedGVKs, previous);
+    const rendered = [...applied.live.map((o) => renderedRef(o)), ...cleanup.failed];
     // A kind that is not served yet may be installed later: keep retrying so the instance heals.
-    const awaitingKind = defaults.some((d) => d.failure === 'NotServed');
-    const clean = !retry && !awaitingKind;
-    const freeze =
-      mode === 'off'
-        ? clean
-          ? 'freeze'
-          : undefined
-        : instance.status?.frozen
-          ? 'unfreeze'
-          : undefined;
+    const clean = !cleanup.retry && !defaults.some((d) => d.failure === 'NotServed');
+    const freeze = freezeDecision(mode, clean, instance.status?.frozen === true);
     await finish(
-      { ok: true, message, renderedResources: rendered.slice(0, MAX_RESOURCES) },
+      {
+        ok: true,
+        message: `${desired.length} resource(s) applied${cleanup.note}`,
+        renderedResources: rendered.slice(0, MAX_RESOURCES),
+      },
       freeze,
     );
     if (freeze === 'freeze') this.deps.tracker.release(pass.key);
-    if (!clean) throw new RetryLater(message);
+    if (!clean) throw new RetryLater(`${desired.length} resource(s) applied${cleanup.note}`);
     return {};
+  }
+
+  private async reportDefaults(
+    instance: TemplateInstance,
+    defaults: { name: string; message: string }[],
+  ): Promise<void> {
+    for (const used of defaults) {
+      await this.event(
+        instance,
+        'Normal',
+        'DefaultValueUsed',
+        `parameter "${used.name}": used its defaultValue (${used.message})`,
+      );
+    }
+  }
+
+  /** Prunes after a successful apply, unless a defaultValue stood in for a transient failure. */
+  private async cleanUp(
+    pass: Pass,
+    owner: Owner,
+    trackedGVKs: string[],
+    previous: RenderedResourceRef[],
+  ): Promise<{ failed: RenderedResourceRef[]; retry: boolean; note: string }> {
+    if (pass.evaluation.resolved?.transientFallback) {
+      const note =
+        '; pruning skipped this time because a defaultValue stood in for a source that could not be read';
+      return { failed: [], retry: true, note };
+    }
+    const failed = await this.prune(
+      pass.instance,
+      owner,
+      trackedGVKs,
+      previous,
+      pass.evaluation.resources,
+    );
+    if (failed.length === 0) return { failed, retry: false, note: '' };
+    return {
+      failed,
+      retry: true,
+      note: `; ${failed.length} orphaned resource(s) could not be deleted yet and are retried`,
+    };
   }
 
   private async reportWrites(pass: Pass, written: KubeObject[]): Promise<void> {
@@ -269,7 +291,7 @@ export class InstanceReconciler implements Reconciler {
         'Applied',
         `applied ${written.length} resource(s): ${summary}`,
       );
-    this.deps.tracker.applied(pass.key, pass.trigger);
+    this.deps.tracker.applied(pass.key, pass.trigger, written);
   }
 
   /** Records every kind about to be applied before anything is applied, so nothing can leak. */
@@ -387,6 +409,23 @@ export class InstanceReconciler implements Reconciler {
       .toISOString()
       .replace(/\.\d{3}Z$/, 'Z');
   }
+}
+
+/** ignoreFields apply under revert and strict; an off instance applies exactly what it renders. */
+function ignoredFields(pass: Pass): string[] {
+  if (pass.mode === 'off') return [];
+  return pass.template?.spec.sync?.ignoreFields ?? [];
+}
+
+/** Kinds ever rendered: the previous set plus what is about to be applied. */
+function unionGVKs(previous: string[] | undefined, desired: KubeObject[]): string[] {
+  return [...new Set([...(previous ?? []), ...desired.map(gvkKey)])].sort();
+}
+
+/** Off instances freeze after a clean apply; leaving off unfreezes them (SPEC §7). */
+function freezeDecision(mode: SyncMode, clean: boolean, frozen: boolean): StatusInput['freeze'] {
+  if (mode === 'off') return clean ? 'freeze' : undefined;
+  return frozen ? 'unfreeze' : undefined;
 }
 
 function summarize(

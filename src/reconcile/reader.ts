@@ -1,5 +1,6 @@
 // What reconcilers read from the operator's caches (informers): cheap, eventually consistent
 // lookups used to fan out and to evaluate namespace selectors.
+import type { KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 
@@ -32,6 +33,9 @@ export interface DependencyTracker {
   ): Promise<void>;
   release(instanceKey: string): void;
   takeTrigger(instanceKey: string): Trigger | undefined;
-  /** Called after a reconcile wrote changes (rotation lag is measured from the trigger). */
-  applied(instanceKey: string, trigger: Trigger | undefined): void;
+  /**
+   * Called with what a reconcile wrote: their watch events are our own, not drift; rotation lag
+   * is measured from the trigger.
+   */
+  applied(instanceKey: string, trigger: Trigger | undefined, written: KubeObject[]): void;
 }

@@ -1,0 +1,402 @@
+// Source watches and the sync modes off / revert (SPEC §3 watches, §7), as a user sees them.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { connect, freshNamespace } from './support/cluster.ts';
+import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+
+let ns: string;
+let user: KubeCluster;
+let running: RunningOperator;
+
+const secret = (name: string, value: string): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: ns },
+    stringData: { password: value },
+  });
+
+function template(
+  name: string,
+  mode: string,
+  handlebars: string,
+  extra: Record<string, unknown> = {},
+): KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name, namespace: ns },
+    spec: { sync: { mode }, handlebars, ...extra },
+  };
+}
+
+function instance(name: string, templateName: string, parameters: unknown[] = []): KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'TemplateInstance',
+    metadata: { name, namespace: ns },
+    spec: { templateRef: { name: templateName }, parameters },
+  };
+}
+
+const passwordConfig = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}
+data:
+  password: {{parameters.password}}
+`;
+
+async function data(name: string): Promise<Record<string, string> | undefined> {
+  return (
+    (await user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: ns })) as
+      { data?: Record<string, string> } | undefined
+  )?.data;
+}
+
+async function status(name: string): Promise<TemplateInstanceStatus | undefined> {
+  return (
+    (await user.get({ apiVersion: API_VERSION, kind: 'TemplateInstance', name, namespace: ns })) as
+      { status?: TemplateInstanceStatus } | undefined
+  )?.status;
+}
+
+const ready = (name: string): Promise<TemplateInstanceStatus> =>
+  eventually(async () => {
+    const s = await status(name);
+    return s?.phase === 'Ready' && s;
+  }, `${name} Ready`);
+
+beforeAll(async () => {
+  ns = await freshNamespace(connect(), 'sync');
+  user = (await userClient()).cluster;
+  running = await startOperator([ns]);
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+describe('revert', () => {
+  it('carries a rotated Secret into the rendered resource with no other action', async () => {
+    await user.apply(secret('db', 'first'));
+    await user.apply(
+      template('rotating', 'revert', passwordConfig, { parameters: [{ name: 'password' }] }),
+    );
+    await user.apply(
+      instance('rotating', 'rotating', [
+        { name: 'password', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
+      ]),
+    );
+    await eventually(
+      async () => (await data('rotating'))?.password === 'first',
+      'the first password',
+    );
+    const status = await ready('rotating');
+    expect(status.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'True',
+      reason: 'SyncActive',
+    });
+
+    await user.apply(secret('db', 'second'));
+
+    await eventually(
+      async () => (await data('rotating'))?.password === 'second',
+      'the rotated password',
+    );
+    const events = await user.list('v1', 'Event', { namespace: ns });
+    expect(
+      events.some(
+        (e) =>
+          (e as { reason?: string; message?: string }).reason === 'SourceChanged' &&
+          String((e as { message?: string }).message).includes(`Secret ${ns}/db changed`),
+      ),
+    ).toBe(true);
+  });
+
+  it('reverts a manual edit, keeps an ignoreFields edit, and recreates a deleted resource', async () => {
+    const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{instance.name}}
+spec:
+  replicas: 2
+  selector: { matchLabels: { app: {{instance.name}} } }
+  template:
+    metadata: { labels: { app: {{instance.name}} } }
+    spec:
+      containers: [{ name: app, image: nginx:1.27 }]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}-config
+data:
+  color: blue
+`;
+    await user.apply(
+      template('guarded', 'revert', deployment, {
+        sync: { mode: 'revert', ignoreFields: ['spec.replicas'] },
+      }),
+    );
+    await user.apply(instance('guarded', 'guarded'));
+    await ready('guarded');
+    const get = async (): Promise<{
+      spec: { replicas: number; template: { spec: { containers: { image: string }[] } } };
+    }> =>
+      (await user.get({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: 'guarded',
+        namespace: ns,
+      })) as never;
+
+    const edited = await get();
+    edited.spec.template.spec.containers[0]!.image = 'evil:latest';
+    edited.spec.replicas = 5;
+    await user.apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'guarded', namespace: ns },
+      spec: {
+        replicas: 5,
+        template: { spec: { containers: [{ name: 'app', image: 'evil:latest' }] } },
+      },
+    });
+    await eventually(
+      async () => (await get()).spec.template.spec.containers[0]!.image === 'nginx:1.27',
+      'the image to be reverted',
+    );
+    expect((await get()).spec.replicas).toBe(5);
+
+    // A later apply (the ConfigMap drifts and is reverted) does not reset the ignored field.
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'guarded-config', namespace: ns },
+      data: { color: 'red' },
+    });
+    await eventually(
+      async () => (await data('guarded-config'))?.color === 'blue',
+      'the ConfigMap to be reverted',
+    );
+    expect((await get()).spec.replicas).toBe(5);
+
+    await user.delete({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'guarded-config',
+      namespace: ns,
+    });
+    await eventually(
+      async () => (await data('guarded-config'))?.color === 'blue',
+      'the deleted ConfigMap to be recreated',
+    );
+    const events = await user.list('v1', 'Event', { namespace: ns });
+    expect(events.some((e) => (e as { reason?: string }).reason === 'DriftReverted')).toBe(true);
+  });
+
+  it('re-renders a LIST-mode parameter when a matching object is added or removed', async () => {
+    const listing = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}
+data:
+  backends: {{join "," parameters.backends}}
+`;
+    await user.apply(
+      template('discovery', 'revert', listing, {
+        parameters: [{ name: 'backends', type: 'array' }],
+      }),
+    );
+    const service = (name: string): KubeObject =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, namespace: ns, labels: { tier: 'backend' } },
+        spec: { ports: [{ port: 80 }] },
+      });
+    await user.apply(service('cart'));
+    await user.apply(
+      instance('discovery', 'discovery', [
+        {
+          name: 'backends',
+          valueFrom: {
+            objectFieldRef: {
+              apiVersion: 'v1',
+              kind: 'Service',
+              namespace: ns,
+              jsonPath: '.items[?(@.metadata.labels.tier=="backend")].metadata.name',
+            },
+          },
+          defaultValue: [],
+        },
+      ]),
+    );
+    await eventually(async () => (await data('discovery'))?.backends === 'cart', 'one backend');
+    await user.apply(service('catalog'));
+    await eventually(
+      async () => (await data('discovery'))?.backends === 'cart,catalog',
+      'the added backend',
+    );
+    await user.delete({ apiVersion: 'v1', kind: 'Service', name: 'cart', namespace: ns });
+    await eventually(
+      async () => (await data('discovery'))?.backends === 'catalog',
+      'the removed backend',
+    );
+  });
+
+  it('heals an objectFieldRef on a kind whose CRD is installed later', async () => {
+    const group = `${ns}.example.com`;
+    await user.apply(
+      template(
+        'widget-reader',
+        'revert',
+        passwordConfig.replace('password: {{parameters.password}}', 'size: {{parameters.size}}'),
+        { parameters: [{ name: 'size' }] },
+      ),
+    );
+    await user.apply(
+      instance('widget-reader', 'widget-reader', [
+        {
+          name: 'size',
+          valueFrom: {
+            objectFieldRef: {
+              apiVersion: `${group}/v1`,
+              kind: 'Widget',
+              name: 'w',
+              jsonPath: '.spec.size',
+            },
+          },
+          defaultValue: 'unknown',
+        },
+      ]),
+    );
+    await eventually(
+      async () => (await data('widget-reader'))?.size === 'unknown',
+      'the defaultValue while the kind is not served',
+    );
+    const events = await user.list('v1', 'Event', { namespace: ns });
+    expect(
+      events.some(
+        (e) =>
+          (e as { reason?: string; message?: string }).reason === 'DefaultValueUsed' &&
+          String((e as { message?: string }).message).includes('is not served'),
+      ),
+    ).toBe(true);
+
+    await user.apply({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `widgets.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { kind: 'Widget', plural: 'widgets' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', properties: { size: { type: 'string' } } } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    await eventually(async () => {
+      await user.apply({
+        apiVersion: `${group}/v1`,
+        kind: 'Widget',
+        metadata: { name: 'w', namespace: ns },
+        spec: { size: 'large' },
+      });
+      return true;
+    }, 'the Widget to be created');
+    await eventually(
+      async () => (await data('widget-reader'))?.size === 'large',
+      'the value from the new kind',
+      60_000,
+    );
+  }, 90_000);
+});
+
+describe('off', () => {
+  it('freezes after the first clean apply: rotations and edits change nothing; deleting still cleans up; revert unfreezes', async () => {
+    await user.apply(secret('frozen-db', 'v1'));
+    await user.apply(
+      template('frozen', 'off', passwordConfig, { parameters: [{ name: 'password' }] }),
+    );
+    await user.apply(
+      instance('frozen', 'frozen', [
+        { name: 'password', valueFrom: { secretKeyRef: { name: 'frozen-db', key: 'password' } } },
+      ]),
+    );
+    const frozen = await eventually(async () => {
+      const s = await status('frozen');
+      return s?.frozen && s;
+    }, 'the instance to freeze');
+    expect(frozen.frozenAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await data('frozen')).toEqual({ password: 'v1' });
+
+    await user.apply(secret('frozen-db', 'v2'));
+    await user.apply(
+      template('frozen', 'off', passwordConfig.replace('password:', 'pw:'), {
+        parameters: [{ name: 'password' }],
+      }),
+    );
+    await user.apply(instance('frozen', 'frozen', [{ name: 'password', value: 'literal' }]));
+    // Give the operator every chance to (wrongly) act, then check nothing moved.
+    running.operator.resyncAll();
+    await running.operator.idle();
+    await new Promise((r) => setTimeout(r, 1000));
+    await running.operator.idle();
+    expect(await data('frozen')).toEqual({ password: 'v1' });
+    expect(running.operator.dependencies.registry.dependenciesOf(`${ns}/frozen`)).toEqual([]);
+
+    await user.apply(
+      template('frozen', 'revert', passwordConfig, { parameters: [{ name: 'password' }] }),
+    );
+    await eventually(
+      async () => (await data('frozen'))?.password === 'literal',
+      'revert to unfreeze and apply the edit',
+    );
+    expect((await status('frozen'))?.frozen).toBeUndefined();
+
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'frozen',
+      namespace: ns,
+    });
+    await eventually(
+      async () => (await data('frozen')) === undefined,
+      'the frozen instance to clean up',
+    );
+  });
+
+  it('still cleans up when a frozen instance is deleted', async () => {
+    await user.apply(
+      template('frozen-2', 'off', passwordConfig.replace('{{parameters.password}}', 'fixed'), {}),
+    );
+    await user.apply(instance('frozen-2', 'frozen-2'));
+    await eventually(async () => (await status('frozen-2'))?.frozen, 'the instance to freeze');
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'frozen-2',
+      namespace: ns,
+    });
+    await eventually(
+      async () => (await data('frozen-2')) === undefined,
+      'the frozen instance to clean up',
+    );
+  });
+});
