@@ -56,6 +56,7 @@ it('keeps running through an API server restart and converges every instance aft
     kind: 'Template',
     metadata: { name: 'app', namespace },
     spec: {
+      sync: { mode: 'revert' },
       parameters: [{ name: 'color' }],
       handlebars:
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: {{parameters.color}}\n',

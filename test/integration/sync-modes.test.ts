@@ -11,13 +11,12 @@ let ns: string;
 let user: KubeCluster;
 let running: RunningOperator;
 
-const secret = (name: string, value: string): KubeObject =>
-  ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace: ns },
-    stringData: { password: value },
-  });
+const secret = (name: string, value: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: ns },
+  stringData: { password: value },
+});
 
 function template(
   name: string,
@@ -212,13 +211,12 @@ data:
         parameters: [{ name: 'backends', type: 'array' }],
       }),
     );
-    const service = (name: string): KubeObject =>
-      ({
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name, namespace: ns, labels: { tier: 'backend' } },
-        spec: { ports: [{ port: 80 }] },
-      });
+    const service = (name: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns, labels: { tier: 'backend' } },
+      spec: { ports: [{ port: 80 }] },
+    });
     await user.apply(service('cart'));
     await user.apply(
       instance('discovery', 'discovery', [
