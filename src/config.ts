@@ -12,6 +12,14 @@ export interface OperatorConfig {
   resyncSeconds: number;
   logLevel: LogLevel;
   logFormat: 'json' | 'text';
+  /** Port of the strict-mode admission webhook; 0 disables it. */
+  webhookPort: number;
+  /** How the API server reaches the webhook: a URL (local runs) ... */
+  webhookUrl?: string;
+  /** ... or a Service `namespace/name[:port]` (in a cluster). */
+  webhookService?: { namespace: string; name: string; port: number };
+  /** Namespace of the operator's own objects (the webhook certificate Secret, the Lease). */
+  operatorNamespace?: string;
 }
 
 export class ConfigError extends Error {}
@@ -23,6 +31,10 @@ const OPTIONS = {
   'resync-period': { type: 'string' },
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
+  'webhook-port': { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'webhook-service': { type: 'string' },
+  'operator-namespace': { type: 'string' },
 } as const;
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
@@ -31,6 +43,22 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
   if (!Number.isInteger(n) || n < 1)
     throw new ConfigError(`--${name} must be a positive integer, got "${value}"`);
   return n;
+}
+
+function port(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new ConfigError(`--${name} must be a port number (0 disables), got "${value}"`);
+  return n;
+}
+
+function service(value: string | undefined): OperatorConfig['webhookService'] {
+  if (value === undefined) return undefined;
+  const match = /^([a-z0-9-]+)\/([a-z0-9-]+)(?::(\d+))?$/.exec(value);
+  if (!match)
+    throw new ConfigError(`--webhook-service must be namespace/name[:port], got "${value}"`);
+  return { namespace: match[1]!, name: match[2]!, port: Number(match[3] ?? 443) };
 }
 
 function oneOf<T extends string>(
@@ -71,5 +99,9 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
       'info',
     ),
     logFormat: oneOf('log-format', get('log-format'), ['json', 'text'] as const, 'json'),
+    webhookPort: port('webhook-port', get('webhook-port'), 9443),
+    webhookUrl: get('webhook-url'),
+    webhookService: service(get('webhook-service')),
+    operatorNamespace: get('operator-namespace'),
   });
 }

@@ -16,8 +16,22 @@ import type { Logger } from './log.ts';
 import { InstanceReconciler } from './reconcile/instance-reconciler.ts';
 import type { CacheReader } from './reconcile/reader.ts';
 import { TemplateReconciler } from './reconcile/template-reconciler.ts';
+import { StrictWebhook } from './webhook/strict-webhook.ts';
+import type { WebhookEndpoint } from './webhook/webhook-configuration.ts';
+
+export interface WebhookOptions {
+  endpoint: WebhookEndpoint;
+  port: number;
+  host?: string;
+  /** Namespace of the Secret holding the webhook's certificate. */
+  namespace: string;
+  secretName?: string;
+  configurationName?: string;
+}
 
 export interface OperatorOptions {
+  /** Serve the strict-mode admission webhook (SPEC §7). */
+  webhook?: WebhookOptions;
   /** Called with the time from a source change to the apply it caused (ms). */
   onRotationLag?: (ms: number) => void;
   connection: KubeConnection;
@@ -71,6 +85,8 @@ export class StencilOperator {
   private readonly templateInformers: Informer[] = [];
   private namespaceInformer: Informer | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
+  /** The strict-mode webhook, when configured. */
+  webhook: StrictWebhook | undefined;
   private readonly previous = new Map<string, KubeObject>();
   readonly dependencies: DependencyWatches;
 
@@ -138,12 +154,24 @@ export class StencilOperator {
     await this.shell.waitForSync();
     this.instances.start();
     this.templates.start();
+    if (this.options.webhook) await this.startWebhook(this.options.webhook);
     this.resyncTimer = setInterval(() => this.resyncAll(), this.options.resyncSeconds * 1000);
     this.resyncTimer.unref();
     log.info('operator started', {
       namespaces: this.options.namespaces ?? 'all',
       concurrency: this.options.concurrency,
     });
+  }
+
+  private async startWebhook(options: WebhookOptions): Promise<void> {
+    const { cluster } = this.options.connection;
+    const log = (
+      level: 'info' | 'warn' | 'error',
+      message: string,
+      fields?: Record<string, unknown>,
+    ): void => this.options.log[level](message, fields);
+    this.webhook = new StrictWebhook({ cluster, log, ...options });
+    await this.webhook.start(await cluster.identity());
   }
 
   private watch(shell: OperatorShell): Promise<void> {
@@ -234,6 +262,7 @@ export class StencilOperator {
   async stop(graceMs = 10_000): Promise<void> {
     clearInterval(this.resyncTimer);
     await Promise.all([this.instances.shutdown(graceMs), this.templates.shutdown(graceMs)]);
+    await this.webhook?.stop();
     this.shell?.stopWatches();
     this.options.log.info('operator stopped');
   }

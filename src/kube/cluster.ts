@@ -194,4 +194,13 @@ export class KubeCluster implements ClusterPort {
       },
     });
   }
+
+  async identity(): Promise<string> {
+    const review = await this.http.request<{ status?: { userInfo?: { username?: string } } }>({
+      method: 'POST',
+      path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    return review.status?.userInfo?.username ?? '';
+  }
 }

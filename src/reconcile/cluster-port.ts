@@ -79,4 +79,6 @@ export interface ClusterPort {
    */
   setFinalizers(object: KubeObject, finalizers: string[]): Promise<KubeObject>;
   recordEvent(event: EventRecord): Promise<void>;
+  /** The username the API server knows us by (SelfSubjectReview). */
+  identity(): Promise<string>;
 }

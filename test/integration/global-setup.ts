@@ -9,6 +9,7 @@ import { installCrds } from '../../tools/control-plane/crds.ts';
 declare module 'vitest' {
   export interface ProvidedContext {
     kubeconfig: string;
+    userKubeconfig: string;
     kubeServer: string;
   }
 }
@@ -25,6 +26,7 @@ export async function setup(project: TestProject): Promise<void> {
       .map((f) => join(crdDir, f)),
   );
   project.provide('kubeconfig', plane.kubeconfigPath);
+  project.provide('userKubeconfig', plane.userKubeconfigPath);
   project.provide('kubeServer', plane.server);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void teardown().finally(() => process.exit(130)));

@@ -31,6 +31,8 @@ export interface ControlPlaneOptions {
 export interface ControlPlane extends Endpoint {
   ca: string;
   kubeconfigPath: string;
+  /** A kubeconfig for `tester`, a second superuser who is not the operator. */
+  userKubeconfigPath: string;
   runDir: string;
   /** gitVersion reported by /version. */
   version: string;
@@ -127,7 +129,7 @@ async function waitUntil(
   }
 }
 
-function kubeconfig(server: string, ca: string, token: string): string {
+function kubeconfig(server: string, ca: string, token: string, user = 'admin'): string {
   const caData = Buffer.from(ca).toString('base64');
   return [
     'apiVersion: v1',
@@ -138,12 +140,12 @@ function kubeconfig(server: string, ca: string, token: string): string {
     `      server: ${server}`,
     `      certificate-authority-data: ${caData}`,
     'users:',
-    '  - name: admin',
+    `  - name: ${user}`,
     '    user:',
     `      token: ${token}`,
     'contexts:',
     '  - name: stencil-local',
-    '    context: { cluster: stencil-local, user: admin, namespace: default }',
+    `    context: { cluster: stencil-local, user: ${user}, namespace: default }`,
     'current-context: stencil-local',
     '',
   ].join('\n');
@@ -155,6 +157,7 @@ interface Layout {
   peerPort: number;
   apiPort: number;
   token: string;
+  userToken: string;
 }
 
 function etcdArgs(l: Layout): string[] {
@@ -200,13 +203,15 @@ function prepareRunDir(): Layout & { runDir: string } {
   writeFileSync(join(runDir, 'owner.pid'), String(process.pid));
   mkdirSync(join(runDir, 'pki'));
   const token = randomBytes(24).toString('hex');
-  writeFileSync(join(runDir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`, {
-    mode: 0o600,
-  });
+  const userToken = randomBytes(24).toString('hex');
+  // Two superusers: `admin` (the operator in tests and local runs) and `tester` (a person, whose
+  // edits strict mode must tell apart from the operator's).
+  const tokens = `${token},admin,admin-uid,system:masters\n${userToken},tester,tester-uid,system:masters\n`;
+  writeFileSync(join(runDir, 'tokens.csv'), tokens, { mode: 0o600 });
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(runDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(runDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-  return { runDir, token, etcdPort: 0, peerPort: 0, apiPort: 0 };
+  return { runDir, token, userToken, etcdPort: 0, peerPort: 0, apiPort: 0 };
 }
 
 async function startApiserver(
@@ -288,6 +293,10 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
     const config = kubeconfig(server, ca, layout.token);
     const kubeconfigPath = join(layout.runDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, config, { mode: 0o600 });
+    const userKubeconfigPath = join(layout.runDir, 'kubeconfig-tester');
+    writeFileSync(userKubeconfigPath, kubeconfig(server, ca, layout.userToken, 'tester'), {
+      mode: 0o600,
+    });
     if (options.kubeconfigPath) writeFileSync(options.kubeconfigPath, config, { mode: 0o600 });
     log(
       `control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: kube-apiserver ${version.gitVersion} at ${server} (binaries: ${binaries.source})`,
@@ -297,6 +306,7 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       token: layout.token,
       ca,
       kubeconfigPath,
+      userKubeconfigPath,
       runDir: layout.runDir,
       version: version.gitVersion,
       pids: () => ({ etcd: etcd.child.pid, kubeApiserver: apiserver?.child.pid }),

@@ -5,7 +5,7 @@ import { inject } from 'vitest';
 import { connect, type KubeConnection } from '../../../src/kube/connection.ts';
 import { KubeCluster } from '../../../src/kube/cluster.ts';
 import { createLogger } from '../../../src/log.ts';
-import { StencilOperator } from '../../../src/operator.ts';
+import { StencilOperator, type OperatorOptions } from '../../../src/operator.ts';
 
 export interface RunningOperator {
   operator: StencilOperator;
@@ -17,6 +17,7 @@ export interface RunningOperator {
 export async function startOperator(
   namespaces: string[],
   kubeconfig = inject('kubeconfig'),
+  extra: Partial<OperatorOptions> = {},
 ): Promise<RunningOperator> {
   const logs: string[] = [];
   const destination = new Writable({
@@ -32,6 +33,7 @@ export async function startOperator(
     concurrency: 4,
     resyncSeconds: 3600,
     log: createLogger({ level: 'debug', format: 'json', destination }),
+    ...extra,
   });
   await operator.start();
   return {
@@ -45,9 +47,9 @@ export async function startOperator(
   };
 }
 
-/** A user's client: server-side apply as field manager `kubectl-test`, plus raw requests. */
+/** A user's client (`tester`, not the operator): server-side apply as field manager `kubectl-test`. */
 export async function userClient(
-  kubeconfig = inject('kubeconfig'),
+  kubeconfig = inject('userKubeconfig'),
 ): Promise<{ cluster: KubeCluster; connection: KubeConnection }> {
   const connection = await connect(kubeconfig);
   return { cluster: new KubeCluster(connection.http, 'test-user', 'kubectl-test'), connection };

@@ -1,0 +1,189 @@
+// Strict mode end to end: keeps the webhook's certificate in a Secret (created, shared by every
+// replica, renewed before expiry), keeps the ValidatingWebhookConfiguration and its caBundle in
+// place, and answers admission requests by looking up the owning instance through the cluster.
+import type { KubeObject } from '../api/object-meta.ts';
+import type { Template } from '../api/template.ts';
+import type { TemplateInstance } from '../api/template-instance.ts';
+import { API_VERSION, TEMPLATE_INSTANCE_KIND, TEMPLATE_KIND } from '../api/well-known.ts';
+import type { ClusterPort } from '../reconcile/cluster-port.ts';
+import { decide, ownerOf, type AdmissionRequest, type Decision, type Owner } from './admission.ts';
+import { renewBundle, type CertificateBundle } from './certificates.ts';
+import { WebhookServer } from './server.ts';
+import {
+  endpointHosts,
+  webhookConfiguration,
+  type WebhookEndpoint,
+} from './webhook-configuration.ts';
+
+export interface StrictWebhookOptions {
+  cluster: ClusterPort;
+  endpoint: WebhookEndpoint;
+  port: number;
+  host?: string;
+  /** Namespace of the Secret that holds the certificates. */
+  namespace: string;
+  secretName?: string;
+  configurationName?: string;
+  /** Whether this replica may write the Secret and the configuration (the leader). */
+  mayWrite?: () => boolean;
+  log: (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => void;
+  now?: () => Date;
+}
+
+const KEYS = {
+  caCert: 'ca.crt',
+  caKey: 'ca.key',
+  caBundle: 'ca-bundle.crt',
+  cert: 'tls.crt',
+  key: 'tls.key',
+} as const;
+
+/** A URL endpoint on port 0 (tests, local runs) means the port the server actually got. */
+function withPort(endpoint: WebhookEndpoint, port: number): WebhookEndpoint {
+  if (!('url' in endpoint)) return endpoint;
+  const url = new URL(endpoint.url);
+  if (url.port !== '0') return endpoint;
+  url.port = String(port);
+  return { url: url.toString() };
+}
+
+function decode(secret: KubeObject | undefined): CertificateBundle | undefined {
+  const data = (secret as { data?: Record<string, string> } | undefined)?.data;
+  if (!data) return undefined;
+  const read = (k: string): string | undefined =>
+    data[k] ? Buffer.from(data[k], 'base64').toString('utf8') : undefined;
+  const bundle = Object.fromEntries(Object.entries(KEYS).map(([field, key]) => [field, read(key)]));
+  return Object.values(bundle).every(Boolean)
+    ? (bundle as unknown as CertificateBundle)
+    : undefined;
+}
+
+export class StrictWebhook {
+  private readonly server: WebhookServer;
+  private operatorUsername = '';
+  private bundle: CertificateBundle | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private endpoint: WebhookEndpoint;
+  port = 0;
+
+  constructor(private readonly options: StrictWebhookOptions) {
+    this.endpoint = options.endpoint;
+    this.server = new WebhookServer({
+      port: options.port,
+      host: options.host,
+      log: options.log,
+      decide: (r) => this.decide(r),
+    });
+  }
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  async start(operatorUsername: string): Promise<void> {
+    this.operatorUsername = operatorUsername;
+    this.bundle = await this.ensureCertificate();
+    this.port = await this.server.start(this.bundle);
+    this.endpoint = withPort(this.options.endpoint, this.port);
+    await this.ensureConfiguration();
+    this.timer = setInterval(() => void this.refresh(), 60 * 60 * 1000);
+    this.timer.unref();
+    this.options.log('info', 'strict-mode webhook serving', { port: this.port });
+  }
+
+  /** Renews the certificate when due, reloads it, and re-asserts the configuration. */
+  async refresh(): Promise<void> {
+    try {
+      const next = await this.ensureCertificate();
+      if (next.cert !== this.bundle?.cert) this.server.updateCertificate(next);
+      this.bundle = next;
+      await this.ensureConfiguration();
+    } catch (error) {
+      this.options.log('warn', 'webhook certificate refresh failed', { error: String(error) });
+    }
+  }
+
+  private secretId(): { apiVersion: string; kind: string; name: string; namespace: string } {
+    return {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name: this.options.secretName ?? 'stencil-webhook-tls',
+      namespace: this.options.namespace,
+    };
+  }
+
+  private async ensureCertificate(): Promise<CertificateBundle> {
+    const { cluster } = this.options;
+    const stored = decode(await cluster.get(this.secretId()));
+    const { bundle, changed } = renewBundle(
+      stored,
+      endpointHosts(this.options.endpoint),
+      this.now(),
+    );
+    if (!changed || !(this.options.mayWrite?.() ?? true)) return stored ?? bundle;
+    const data = Object.fromEntries(
+      Object.entries(KEYS).map(([field, key]) => [
+        key,
+        Buffer.from(bundle[field as keyof CertificateBundle]).toString('base64'),
+      ]),
+    );
+    const { name, namespace } = this.secretId();
+    await cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace },
+      type: 'Opaque',
+      data,
+    });
+    this.options.log('info', 'webhook certificate issued', { secret: `${namespace}/${name}` });
+    return bundle;
+  }
+
+  private async ensureConfiguration(): Promise<void> {
+    if (!this.bundle || !(this.options.mayWrite?.() ?? true)) return;
+    await this.options.cluster.apply(
+      webhookConfiguration(this.endpoint, this.bundle.caBundle, this.options.configurationName),
+    );
+  }
+
+  private async decide(request: AdmissionRequest): Promise<Decision> {
+    if (request.userInfo.username === this.operatorUsername) return { allowed: true };
+    const ref = ownerOf(request.oldObject ?? request.object);
+    return decide(request, this.operatorUsername, ref ? await this.owner(ref) : undefined);
+  }
+
+  private async owner(ref: { namespace: string; name: string }): Promise<Owner> {
+    const { cluster } = this.options;
+    const instance = (await cluster.get({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_INSTANCE_KIND,
+      ...ref,
+    })) as TemplateInstance | undefined;
+    if (!instance) return { ...ref, state: undefined };
+    const templateRef = {
+      name: instance.spec.templateRef.name,
+      namespace: instance.spec.templateRef.namespace ?? ref.namespace,
+    };
+    const template = (await cluster.get({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_KIND,
+      ...templateRef,
+    })) as Template | undefined;
+    return {
+      ...ref,
+      state: {
+        deleting: Boolean(instance.metadata.deletionTimestamp),
+        ignoreFields: template?.spec.sync?.ignoreFields ?? [],
+      },
+    };
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.server.stop();
+  }
+}
