@@ -68,11 +68,11 @@ export class DependencyWatches implements DependencyTracker {
     if (drift && notice.type !== 'DELETED' && this.isOwnWrite(notice.object)) return;
     const { namespace, name } = notice.object.metadata;
     const description = `${notice.key.kind} ${namespace ? `${namespace}/` : ''}${name ?? ''} ${notice.type === 'DELETED' ? 'was deleted' : 'changed'}`;
-    const previous = this.triggers.get(notice.dependent);
+    // The latest change wins: rotation lag is measured from the change the apply carries.
     this.triggers.set(notice.dependent, {
       kind: drift ? 'drift' : 'source',
       description,
-      at: previous?.at ?? this.now(),
+      at: this.now(),
     });
     this.options.enqueue(notice.dependent);
   }

@@ -1,0 +1,65 @@
+// Shared set-up for the benchmarks that need a cluster: a fresh control plane with the CRDs, a
+// user client, and the operator running in this process.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeObject } from '../src/api/object-meta.ts';
+import { KubeCluster } from '../src/kube/cluster.ts';
+import { connect } from '../src/kube/connection.ts';
+import { createLogger } from '../src/log.ts';
+import { StencilOperator, type OperatorOptions } from '../src/operator.ts';
+import { startControlPlane, type ControlPlane } from '../tools/control-plane/control-plane.ts';
+import { installCrds } from '../tools/control-plane/crds.ts';
+
+export interface BenchCluster {
+  plane: ControlPlane;
+  user: KubeCluster;
+  operator: StencilOperator;
+  stop(): Promise<void>;
+}
+
+export async function benchCluster(options: Partial<OperatorOptions> = {}): Promise<BenchCluster> {
+  const plane = await startControlPlane({ log: (line) => console.error(line) });
+  const crdDir = join(import.meta.dirname, '..', 'config', 'crd');
+  await installCrds(
+    plane,
+    readdirSync(crdDir).map((f) => join(crdDir, f)),
+  );
+  const userConnection = await connect(plane.userKubeconfigPath);
+  const user = new KubeCluster(userConnection.http, 'bench', 'bench-user');
+  const connection = await connect(plane.kubeconfigPath);
+  const operator = new StencilOperator({
+    connection,
+    concurrency: 8,
+    resyncSeconds: 3600,
+    log: createLogger({ level: 'warn', format: 'text' }),
+    ...options,
+  });
+  await operator.start();
+  return {
+    plane,
+    user,
+    operator,
+    stop: async () => {
+      await operator.stop(2_000);
+      connection.http.close();
+      userConnection.http.close();
+      await plane.stop();
+    },
+  };
+}
+
+export async function until(check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('benchmark timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+export const object = (value: Record<string, unknown>): KubeObject =>
+  value as unknown as KubeObject;
