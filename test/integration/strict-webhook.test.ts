@@ -33,7 +33,7 @@ function template(name: string, mode: string): KubeObject {
     kind: 'Template',
     metadata: { name, namespace: ns },
     spec: { sync: { mode, ignoreFields: ['spec.replicas'] }, handlebars: deployment },
-  } as KubeObject;
+  };
 }
 
 function instance(name: string, templateName: string): KubeObject {
@@ -42,7 +42,7 @@ function instance(name: string, templateName: string): KubeObject {
     kind: 'TemplateInstance',
     metadata: { name, namespace: ns },
     spec: { templateRef: { name: templateName } },
-  } as KubeObject;
+  };
 }
 
 const edit = (name: string, spec: Record<string, unknown>): KubeObject =>
@@ -51,7 +51,7 @@ const edit = (name: string, spec: Record<string, unknown>): KubeObject =>
     kind: 'Deployment',
     metadata: { name, namespace: ns },
     spec,
-  }) as unknown as KubeObject;
+  });
 
 async function rejection(action: Promise<unknown>): Promise<string | undefined> {
   try {
@@ -151,7 +151,7 @@ describe('strict mode', () => {
         annotations: { 'stencil.dev/instance-ref': `${ns}/long-gone` },
       },
       data: { a: '1' },
-    } as unknown as KubeObject);
+    });
     expect(
       await rejection(
         user.apply({
@@ -159,7 +159,7 @@ describe('strict mode', () => {
           kind: 'ConfigMap',
           metadata: { name: 'orphan', namespace: ns },
           data: { a: '2' },
-        } as unknown as KubeObject),
+        }),
       ),
     ).toBeUndefined();
   });
@@ -181,7 +181,7 @@ describe('strict mode', () => {
         kind: 'ConfigMap',
         metadata: { name: 'probe', namespace: ns, labels: { 'stencil.dev/sync-mode': 'strict' } },
         data: { a: value },
-      }) as unknown as KubeObject;
+      });
     await user.apply(probe('1'));
     expect(await rejection(user.apply(probe('2')))).toMatch(/failed calling webhook/);
   });
