@@ -20,6 +20,10 @@ export interface OperatorConfig {
   webhookService?: { namespace: string; name: string; port: number };
   /** Namespace of the operator's own objects (the webhook certificate Secret, the Lease). */
   operatorNamespace?: string;
+  leaderElect: boolean;
+  /** `:8080`, `host:port`, or `0` (disabled). */
+  metricsBindAddress: string;
+  healthProbeBindAddress: string;
 }
 
 export class ConfigError extends Error {}
@@ -35,6 +39,9 @@ const OPTIONS = {
   'webhook-url': { type: 'string' },
   'webhook-service': { type: 'string' },
   'operator-namespace': { type: 'string' },
+  'leader-elect': { type: 'boolean' },
+  'metrics-bind-address': { type: 'string' },
+  'health-probe-bind-address': { type: 'string' },
 } as const;
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
@@ -61,6 +68,17 @@ function service(value: string | undefined): OperatorConfig['webhookService'] {
   return { namespace: match[1]!, name: match[2]!, port: Number(match[3] ?? 443) };
 }
 
+function bool(name: string, value: string | undefined): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === '' || value === 'true') return true;
+  throw new ConfigError(`--${name} must be true or false, got "${value}"`);
+}
+
+function bindAddress(name: string, value: string): string {
+  if (value === '0' || /^[^:]*:\d+$/.test(value)) return value;
+  throw new ConfigError(`--${name} must be [host]:port or 0, got "${value}"`);
+}
+
 function oneOf<T extends string>(
   name: string,
   value: string | undefined,
@@ -75,14 +93,17 @@ function oneOf<T extends string>(
 
 /** Parses `argv` (after `stencil run`) with `env` as fallback. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig {
-  let values: Partial<Record<keyof typeof OPTIONS, string>>;
+  let values: Partial<Record<keyof typeof OPTIONS, string | boolean>>;
   try {
     values = parseArgs({ args: argv, options: OPTIONS, strict: true }).values;
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
-  const get = (name: keyof typeof OPTIONS): string | undefined =>
-    values[name] ?? env[`STENCIL_${name.toUpperCase().replace(/-/g, '_')}`];
+  const get = (name: keyof typeof OPTIONS): string | undefined => {
+    const value = values[name];
+    if (typeof value === 'boolean') return String(value);
+    return value ?? env[`STENCIL_${name.toUpperCase().replace(/-/g, '_')}`];
+  };
   const namespaces = get('namespaces')
     ?.split(',')
     .map((n) => n.trim())
@@ -103,5 +124,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     webhookUrl: get('webhook-url'),
     webhookService: service(get('webhook-service')),
     operatorNamespace: get('operator-namespace'),
+    leaderElect: bool('leader-elect', get('leader-elect')),
+    metricsBindAddress: bindAddress('metrics-bind-address', get('metrics-bind-address') ?? ':8080'),
+    healthProbeBindAddress: bindAddress(
+      'health-probe-bind-address',
+      get('health-probe-bind-address') ?? ':8081',
+    ),
   });
 }

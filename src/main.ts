@@ -1,11 +1,20 @@
 // `stencil run`: the composition root of the operator process — config, logger, connection,
-// operator — and its lifecycle: start, then on SIGTERM/SIGINT stop taking work, finish in-flight
-// reconciles (bounded) and exit 0.
+// metrics, probes, operator — and its lifecycle: start; on SIGTERM/SIGINT stop taking work,
+// finish in-flight reconciles (bounded), release the Lease and exit 0; exit 1 on lost leadership.
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadConfig, type OperatorConfig } from './config.ts';
 import { connect } from './kube/connection.ts';
+import {
+  closeServer,
+  parseBindAddress,
+  startMetricsServer,
+  startProbeServer,
+} from './http-servers.ts';
 import { createLogger, type Logger } from './log.ts';
+import { StencilMetrics } from './metrics.ts';
 import { StencilOperator, type WebhookOptions } from './operator.ts';
 
 /** How long in-flight reconciles may run after SIGTERM. */
@@ -41,22 +50,58 @@ export async function runOperator(
 ): Promise<number> {
   const config = loadConfig(argv, env);
   const log = createLogger({ level: config.logLevel, format: config.logFormat });
-  const connection = await connect(config.kubeconfig, `stencil-${hostname()}`);
+  const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  const connection = await connect(config.kubeconfig, identity);
+  const metrics = new StencilMetrics();
+  let onLost!: () => void;
+  const lostLeadership = new Promise<void>((resolve) => (onLost = resolve));
   const operator = new StencilOperator({
     connection,
     namespaces: config.namespaces,
     concurrency: config.concurrency,
     resyncSeconds: config.resyncSeconds,
     log,
+    metrics,
     webhook: webhookOptions(config, log),
+    leaderElection: config.leaderElect
+      ? { identity, namespace: operatorNamespace(config), onLost: () => onLost() }
+      : undefined,
   });
+  const servers = await startServers(config, operator, metrics);
   await operator.start();
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  log.info('shutting down', { signal });
+  const reason = await Promise.race([
+    new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    }),
+    lostLeadership.then(() => 'lost leadership'),
+  ]);
+  log.info('shutting down', { reason });
   await operator.stop(SHUTDOWN_GRACE_MS);
+  await Promise.all(servers.map(closeServer));
   connection.http.close();
-  return 0;
+  return reason === 'lost leadership' ? 1 : 0;
+}
+
+async function startServers(
+  config: OperatorConfig,
+  operator: StencilOperator,
+  metrics: StencilMetrics,
+): Promise<Server[]> {
+  const servers: Server[] = [];
+  const probes = parseBindAddress(config.healthProbeBindAddress);
+  if (probes) servers.push(await startProbeServer(probes, () => operator.ready()));
+  const scrape = parseBindAddress(config.metricsBindAddress);
+  if (scrape) {
+    servers.push(
+      await startMetricsServer(scrape, async () => {
+        operator.refreshGauges();
+        return {
+          contentType: metrics.registry.contentType,
+          body: await metrics.registry.metrics(),
+        };
+      }),
+    );
+  }
+  return servers;
 }

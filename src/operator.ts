@@ -17,6 +17,10 @@ import { InstanceReconciler } from './reconcile/instance-reconciler.ts';
 import type { CacheReader } from './reconcile/reader.ts';
 import { TemplateReconciler } from './reconcile/template-reconciler.ts';
 import { StrictWebhook } from './webhook/strict-webhook.ts';
+import { LeaderElector } from './framework/leader-election.ts';
+import { KubeLeaseStore } from './kube/lease-store.ts';
+import type { StencilMetrics } from './metrics.ts';
+import type { ReconcileMetrics } from './reconcile/reader.ts';
 import type { WebhookEndpoint } from './webhook/webhook-configuration.ts';
 
 export interface WebhookOptions {
@@ -29,7 +33,21 @@ export interface WebhookOptions {
   configurationName?: string;
 }
 
+export interface LeaderElectionOptions {
+  identity: string;
+  namespace: string;
+  name?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Leadership was lost: the process should exit so it restarts clean (client-go's choice). */
+  onLost: () => void;
+}
+
 export interface OperatorOptions {
+  metrics?: StencilMetrics;
+  /** Only the holder of the Lease reconciles; others keep warm caches and serve the webhook. */
+  leaderElection?: LeaderElectionOptions;
   /** Serve the strict-mode admission webhook (SPEC §7). */
   webhook?: WebhookOptions;
   /** Called with the time from a source change to the apply it caused (ms). */
@@ -87,6 +105,8 @@ export class StencilOperator {
   private resyncTimer: NodeJS.Timeout | undefined;
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
+  private elector: LeaderElector | undefined;
+  private leading = false;
   private readonly previous = new Map<string, KubeObject>();
   readonly dependencies: DependencyWatches;
 
@@ -96,8 +116,17 @@ export class StencilOperator {
       shell: () => this.shell,
       discovery: options.connection.cluster.discovery,
       enqueue: (key) => this.instances.enqueue(parseRequestKey(key)),
-      onRotationLag: options.onRotationLag,
+      onRotationLag: (ms) => {
+        options.metrics?.rotationLag.observe(ms / 1000);
+        options.onRotationLag?.(ms);
+      },
     });
+    const metrics = options.metrics;
+    const reconcileMetrics: ReconcileMetrics | undefined = metrics && {
+      applies: (result, count) => metrics.applies.inc({ result }, count),
+      orphans: (result, count) => metrics.orphanDeletes.inc({ result }, count),
+      driftReverted: (count) => metrics.driftReverts.inc(count),
+    };
     const tracker = this.dependencies;
     const now = options.now ?? (() => new Date());
     const { cluster } = options.connection;
@@ -108,16 +137,28 @@ export class StencilOperator {
     ): void => options.log[level](message, fields);
     this.instances = new Controller({
       name: 'templateinstance',
-      reconciler: new InstanceReconciler({ cluster, cache, tracker, now, log }),
+      reconciler: new InstanceReconciler({
+        cluster,
+        cache,
+        tracker,
+        metrics: reconcileMetrics,
+        now,
+        log,
+      }),
       concurrency: options.concurrency,
-      observer: queueObserver(options.log, 'templateinstance'),
+      observer: this.observer('templateinstance'),
     });
     this.templates = new Controller({
       name: 'template',
       reconciler: new TemplateReconciler({ cluster, cache, now }),
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
-      observer: queueObserver(options.log, 'template'),
+      observer: this.observer('template'),
     });
+  }
+
+  private observer(controller: string): QueueObserver {
+    const logging = queueObserver(this.options.log, controller);
+    return this.options.metrics ? this.options.metrics.queueObserver(controller, logging) : logging;
   }
 
   private cacheReader(): CacheReader {
@@ -152,8 +193,8 @@ export class StencilOperator {
     );
     await this.shell.start();
     await this.shell.waitForSync();
-    this.instances.start();
-    this.templates.start();
+    if (this.options.leaderElection) this.campaign(this.options.leaderElection);
+    else this.lead();
     if (this.options.webhook) await this.startWebhook(this.options.webhook);
     this.resyncTimer = setInterval(() => this.resyncAll(), this.options.resyncSeconds * 1000);
     this.resyncTimer.unref();
@@ -163,6 +204,50 @@ export class StencilOperator {
     });
   }
 
+  /** Starts reconciling (the leader, or the only replica). */
+  private lead(): void {
+    this.leading = true;
+    this.options.metrics?.leader.set(1);
+    this.instances.start();
+    this.templates.start();
+    void this.webhook?.refresh();
+  }
+
+  private campaign(options: LeaderElectionOptions): void {
+    const { http } = this.options.connection;
+    const name = options.name ?? 'stencil-leader';
+    this.options.metrics?.leader.set(0);
+    this.elector = new LeaderElector({
+      ...options,
+      name,
+      store: new KubeLeaseStore(http, options.namespace, name),
+      onStartedLeading: () => this.lead(),
+      onStoppedLeading: () => {
+        this.leading = false;
+        this.options.metrics?.leader.set(0);
+        options.onLost();
+      },
+      log: (level, message, fields) => this.options.log[level](message, fields),
+    });
+    this.elector.start();
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Sets the gauges that are read off the caches, just before a scrape. */
+  refreshGauges(): void {
+    const metrics = this.options.metrics;
+    if (!metrics) return;
+    metrics.instances.reset();
+    for (const instance of this.allInstances())
+      metrics.instances.inc({ phase: instance.status?.phase ?? 'Pending' });
+    metrics.sourceWatches.reset();
+    for (const key of this.dependencies.registry.watchKeys())
+      metrics.sourceWatches.inc({ kind: key.labelSelector ? `${key.kind} (drift)` : key.kind });
+  }
+
   private async startWebhook(options: WebhookOptions): Promise<void> {
     const { cluster } = this.options.connection;
     const log = (
@@ -170,7 +255,7 @@ export class StencilOperator {
       message: string,
       fields?: Record<string, unknown>,
     ): void => this.options.log[level](message, fields);
-    this.webhook = new StrictWebhook({ cluster, log, ...options });
+    this.webhook = new StrictWebhook({ cluster, log, mayWrite: () => this.leading, ...options });
     await this.webhook.start(await cluster.identity());
   }
 
@@ -263,6 +348,11 @@ export class StencilOperator {
     clearInterval(this.resyncTimer);
     await Promise.all([this.instances.shutdown(graceMs), this.templates.shutdown(graceMs)]);
     await this.webhook?.stop();
+    await this.elector
+      ?.release()
+      .catch((error: unknown) =>
+        this.options.log.warn('could not release the lease', { error: String(error) }),
+      );
     this.shell?.stopWatches();
     this.options.log.info('operator stopped');
   }

@@ -38,7 +38,7 @@ import {
 } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
-import type { CacheReader, DependencyTracker, Trigger } from './reader.ts';
+import type { CacheReader, DependencyTracker, ReconcileMetrics, Trigger } from './reader.ts';
 import { applyResources, deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
 
 /** Failures that only an edit of an input can fix: no retry until something changes. */
@@ -55,6 +55,7 @@ export interface InstanceReconcilerDeps {
   cluster: ClusterPort;
   cache: CacheReader;
   tracker: DependencyTracker;
+  metrics?: ReconcileMetrics;
   now: () => Date;
   log: (
     level: 'debug' | 'info' | 'warn' | 'error',
@@ -210,6 +211,7 @@ export class InstanceReconciler implements Reconciler {
         this.statusOf({ ...pass, instance }, { apply, trackedGVKs, freeze }),
       );
     if (!applied.ok) {
+      this.deps.metrics?.applies('failed', 1);
       await finish({ ok: false, message: applied.message, renderedResources: previous });
       await this.event(instance, 'Warning', 'ApplyFailed', applied.message);
       throw applied.retry ? new RetryLater(applied.message) : new TerminalError(applied.message);
@@ -275,7 +277,10 @@ export class InstanceReconciler implements Reconciler {
   }
 
   private async reportWrites(pass: Pass, written: KubeObject[]): Promise<void> {
+    this.deps.metrics?.applies('applied', written.length);
+    this.deps.metrics?.applies('unchanged', pass.evaluation.resources.length - written.length);
     if (written.length === 0) return;
+    if (pass.trigger?.kind === 'drift') this.deps.metrics?.driftReverted(written.length);
     const summary = summarize(written);
     if (pass.trigger?.kind === 'drift')
       await this.event(
@@ -326,6 +331,8 @@ export class InstanceReconciler implements Reconciler {
     const orphans = owned.filter((id) => !wanted.has(resourceKey(id)));
     if (orphans.length === 0) return [];
     const result = await deleteInReverseOrder(this.deps.cluster, orphans);
+    this.deps.metrics?.orphans('deleted', result.deleted.length);
+    this.deps.metrics?.orphans(result.allAccepted ? 'pending' : 'failed', result.remaining.length);
     if (result.deleted.length > 0) {
       await this.event(
         instance,

@@ -39,3 +39,10 @@ export interface DependencyTracker {
    */
   applied(instanceKey: string, trigger: Trigger | undefined, written: KubeObject[]): void;
 }
+
+/** Counters the reconciler reports to (metrics); every method is optional to call. */
+export interface ReconcileMetrics {
+  applies(result: 'applied' | 'unchanged' | 'failed', count: number): void;
+  orphans(result: 'deleted' | 'pending' | 'failed', count: number): void;
+  driftReverted(count: number): void;
+}

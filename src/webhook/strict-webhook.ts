@@ -90,7 +90,9 @@ export class StrictWebhook {
     this.port = await this.server.start(this.bundle);
     this.endpoint = withPort(this.options.endpoint, this.port);
     await this.ensureConfiguration();
-    this.timer = setInterval(() => void this.refresh(), 60 * 60 * 1000);
+    // Every minute: cheap (one GET), and a replica that started before the leader stored the
+    // certificate picks it up quickly.
+    this.timer = setInterval(() => void this.refresh(), 60 * 1000);
     this.timer.unref();
     this.options.log('info', 'strict-mode webhook serving', { port: this.port });
   }
