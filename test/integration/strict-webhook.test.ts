@@ -45,13 +45,12 @@ function instance(name: string, templateName: string): KubeObject {
   };
 }
 
-const edit = (name: string, spec: Record<string, unknown>): KubeObject =>
-  ({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace: ns },
-    spec,
-  });
+const edit = (name: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: ns },
+  spec,
+});
 
 async function rejection(action: Promise<unknown>): Promise<string | undefined> {
   try {
@@ -175,13 +174,12 @@ describe('strict mode', () => {
     await running.operator.webhook?.stop();
     expect(await rejection(user.apply(edit('relaxed', { replicas: 4 })))).toBeUndefined();
     // A strict object, by contrast, cannot be changed while the webhook is down (failurePolicy Fail).
-    const probe = (value: string): KubeObject =>
-      ({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'probe', namespace: ns, labels: { 'stencil.dev/sync-mode': 'strict' } },
-        data: { a: value },
-      });
+    const probe = (value: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'probe', namespace: ns, labels: { 'stencil.dev/sync-mode': 'strict' } },
+      data: { a: value },
+    });
     await user.apply(probe('1'));
     expect(await rejection(user.apply(probe('2')))).toMatch(/failed calling webhook/);
   });
