@@ -1,0 +1,124 @@
+// `npm run local`: Stencil for real on this machine. Builds if needed, starts a local control
+// plane (etcd + kube-apiserver), installs the CRDs and the samples, runs `stencil run` against it,
+// waits for the sample instances to be Ready, prints how to look around, and stops everything
+// on Ctrl-C. The kubeconfig is written to .local/kubeconfig.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { createServer } from 'node:net';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import { connect } from '../../src/kube/connection.ts';
+import { ensureKubectl } from '../control-plane/binaries.ts';
+import { startControlPlane } from '../control-plane/control-plane.ts';
+import { installCrds } from '../control-plane/crds.ts';
+import { applyManifests, readManifests } from './apply-manifests.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const say = (line: string): void => console.log(`[local] ${line}`);
+
+function newestMtime(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .reduce((newest, e) => Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs), 0);
+}
+
+function buildIfNeeded(): void {
+  const cli = join(root, 'dist', 'cli.js');
+  if (existsSync(cli) && statSync(cli).mtimeMs >= newestMtime(join(root, 'src'))) return;
+  say('building (npm run build)...');
+  const result = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('npm run build failed');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+buildIfNeeded();
+const kubectl = await ensureKubectl(say);
+mkdirSync(join(root, '.local'), { recursive: true });
+const kubeconfig = join(root, '.local', 'kubeconfig');
+const plane = await startControlPlane({ kubeconfigPath: kubeconfig, log: say });
+const crdDir = join(root, 'config', 'crd');
+await installCrds(plane, readdirSync(crdDir).map((f) => join(crdDir, f)));
+const { cluster, http } = await connect(kubeconfig);
+await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'stencil-system' } });
+const samples = readdirSync(join(root, 'samples'));
+const files = samples.flatMap((s) => ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)));
+await applyManifests(cluster, readManifests(files));
+say(`installed the CRDs and ${samples.length} samples`);
+
+const [webhookPort, metricsPort, probePort] = [await freePort(), await freePort(), await freePort()];
+const operator = spawn(
+  process.execPath,
+  [
+    join(root, 'dist', 'cli.js'),
+    'run',
+    `--kubeconfig=${kubeconfig}`,
+    '--log-format=text',
+    '--operator-namespace=stencil-system',
+    `--webhook-port=${webhookPort}`,
+    `--webhook-url=https://127.0.0.1:${webhookPort}/validate-strict`,
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+    `--health-probe-bind-address=127.0.0.1:${probePort}`,
+  ],
+  { stdio: ['ignore', 'inherit', 'inherit'] },
+);
+
+let stopping = false;
+async function stop(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    say('stopping...');
+    if (operator.exitCode === null) {
+      const exited = new Promise((r) => operator.once('exit', r));
+      operator.kill('SIGTERM');
+      await exited;
+    }
+    http.close();
+    await plane.stop();
+  }
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+operator.once('exit', (code) => {
+  if (!stopping) {
+    say(`stencil run exited (${code}); stopping`);
+    void stop(1);
+  }
+});
+
+const expected = readManifests(samples.map((s) => join(root, 'samples', s, 'instance.yaml')));
+const deadline = Date.now() + 120_000;
+for (;;) {
+  const phases = await Promise.all(
+    expected.map(async (i) => {
+      const live = (await cluster.get({ apiVersion: API_VERSION, kind: 'TemplateInstance', name: i.metadata.name!, namespace: i.metadata.namespace })) as { status?: { phase?: string } } | undefined;
+      return { name: `${i.metadata.namespace}/${i.metadata.name}`, phase: live?.status?.phase ?? 'Pending' };
+    }),
+  );
+  if (phases.every((p) => p.phase === 'Ready') || Date.now() > deadline) {
+    console.log('\nTemplateInstances:');
+    for (const p of phases) console.log(`  ${p.name.padEnd(28)} ${p.phase}`);
+    break;
+  }
+  await new Promise((r) => setTimeout(r, 500));
+}
+
+const kubectlPath = relative(process.cwd(), kubectl) || kubectl;
+console.log(`
+Stencil is running against a local control plane. In another shell:
+
+  export KUBECONFIG=${kubeconfig}
+  ${kubectlPath} get templateinstances -A
+  ${kubectlPath} get deployment,service,ingress -n team-a -l stencil.dev/instance-name=shop
+
+Metrics: http://127.0.0.1:${metricsPort}/metrics   Probes: http://127.0.0.1:${probePort}/readyz
+Press Ctrl-C to stop everything.
+`);
