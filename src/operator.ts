@@ -16,22 +16,17 @@ import type { Logger } from './log.ts';
 import { InstanceReconciler } from './reconcile/instance-reconciler.ts';
 import type { CacheReader } from './reconcile/reader.ts';
 import { TemplateReconciler } from './reconcile/template-reconciler.ts';
-import { StrictWebhook } from './webhook/strict-webhook.ts';
+import { StrictWebhook, type StrictWebhookOptions } from './webhook/strict-webhook.ts';
 import { LeaderElector } from './framework/leader-election.ts';
 import { KubeLeaseStore } from './kube/lease-store.ts';
 import type { StencilMetrics } from './metrics.ts';
 import type { ReconcileMetrics } from './reconcile/reader.ts';
-import type { WebhookEndpoint } from './webhook/webhook-configuration.ts';
 
-export interface WebhookOptions {
-  endpoint: WebhookEndpoint;
-  port: number;
-  host?: string;
-  /** Namespace of the Secret holding the webhook's certificate. */
-  namespace: string;
-  secretName?: string;
-  configurationName?: string;
-}
+/** The strict-mode webhook: where it listens, how the API server reaches it, where its certificate lives. */
+export type WebhookOptions = Pick<
+  StrictWebhookOptions,
+  'endpoint' | 'port' | 'host' | 'namespace' | 'secretName' | 'configurationName'
+>;
 
 export interface LeaderElectionOptions {
   identity: string;

@@ -69,17 +69,31 @@ export function parseGvkKey(key: string): { apiVersion: string; kind: string } |
   return { apiVersion: group ? `${group}/${version}` : version, kind };
 }
 
-/** Identity of an object regardless of version: group, kind, namespace, name. */
-export function resourceKey(object: {
-  apiVersion: string;
+/** An object, or a reference to one (`renderedResources` entries, ObjectIds). */
+export interface ObjectLike {
   kind: string;
   metadata?: { name?: string; namespace?: string };
   name?: string;
   namespace?: string;
-}): string {
-  const name = object.metadata?.name ?? object.name ?? '';
-  const namespace = object.metadata?.namespace ?? object.namespace ?? '';
+}
+
+function nameAndNamespace(object: ObjectLike): { name: string; namespace: string } {
+  return {
+    name: object.metadata?.name ?? object.name ?? '',
+    namespace: object.metadata?.namespace ?? object.namespace ?? '',
+  };
+}
+
+/** Identity of an object regardless of version: group, kind, namespace, name. */
+export function resourceKey(object: ObjectLike & { apiVersion: string }): string {
+  const { name, namespace } = nameAndNamespace(object);
   return `${groupOf(object.apiVersion)}/${object.kind}/${namespace}/${name}`;
+}
+
+/** `Deployment team-a/web`, for messages. */
+export function describeObject(object: ObjectLike): string {
+  const { name, namespace } = nameAndNamespace(object);
+  return `${object.kind} ${namespace ? `${namespace}/` : ''}${name}`;
 }
 
 /** Compares two objects by install order: the listed kinds first, then by kind, then name. */

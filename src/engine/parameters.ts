@@ -171,7 +171,19 @@ async function readOne(
     namespace,
   });
   if (!read.ok) return read;
-  const matches = evaluateJsonPath(ref.jsonPath, read.value);
+  const matches = matchPath(ref.jsonPath, read.value, what);
+  if (!matches.ok) return matches;
+  const value = (matches.value.length === 1 ? matches.value[0] : matches.value) as JsonValue;
+  return { ok: true, value, secret };
+}
+
+/** Every match of a JSONPath; no match at all is a failure (SPEC §3, GET and LIST alike). */
+function matchPath(
+  jsonPath: string,
+  root: unknown,
+  what: string,
+): { ok: true; value: unknown[] } | { ok: false; failure: ReadFailure; message: string } {
+  const matches = evaluateJsonPath(jsonPath, root);
   if (!matches.ok)
     return {
       ok: false,
@@ -182,10 +194,9 @@ async function readOne(
     return {
       ok: false,
       failure: 'NotFound',
-      message: `jsonPath ${ref.jsonPath} matched nothing in ${what}`,
+      message: `jsonPath ${jsonPath} matched nothing in ${what}`,
     };
-  const value = (matches.value.length === 1 ? matches.value[0] : matches.value) as JsonValue;
-  return { ok: true, value, secret };
+  return matches;
 }
 
 async function readList(
@@ -212,19 +223,8 @@ async function readList(
   ctx.sources.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace });
   const read = await ctx.port.list({ apiVersion: ref.apiVersion, kind: ref.kind, namespace });
   if (!read.ok) return read;
-  const matches = evaluateJsonPath(ref.jsonPath, read.value);
-  if (!matches.ok)
-    return {
-      ok: false,
-      failure: 'Invalid',
-      message: matches.problems.map((p) => p.message).join('; '),
-    };
-  if (matches.value.length === 0)
-    return {
-      ok: false,
-      failure: 'NotFound',
-      message: `jsonPath ${ref.jsonPath} matched nothing in the ${what}`,
-    };
+  const matches = matchPath(ref.jsonPath, read.value, `the ${what}`);
+  if (!matches.ok) return matches;
   return { ok: true, value: matches.value as JsonValue, secret };
 }
 

@@ -58,6 +58,11 @@ export class KubeCluster implements ClusterPort {
     return resourcePath(id.apiVersion, info.plural, namespace, id.name);
   }
 
+  private objectPath(object: KubeObject): Promise<string> {
+    const { name, namespace } = object.metadata;
+    return this.path({ apiVersion: object.apiVersion, kind: object.kind, namespace, name });
+  }
+
   async get(id: ObjectId): Promise<KubeObject | undefined> {
     try {
       const object = await this.http.request<KubeObject>({
@@ -85,12 +90,7 @@ export class KubeCluster implements ClusterPort {
   }
 
   async apply(object: KubeObject, options: ApplyOptions = {}): Promise<KubeObject> {
-    const path = await this.path({
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      namespace: object.metadata.namespace,
-      name: object.metadata.name,
-    });
+    const path = await this.objectPath(object);
     return this.http.request<KubeObject>({
       method: 'PATCH',
       path,
@@ -126,12 +126,7 @@ export class KubeCluster implements ClusterPort {
   }
 
   async patchStatus(object: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
-    const path = await this.path({
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      namespace: object.metadata.namespace,
-      name: object.metadata.name,
-    });
+    const path = await this.objectPath(object);
     return this.http.request<KubeObject>({
       method: 'PATCH',
       path: `${path}/status`,
@@ -141,12 +136,7 @@ export class KubeCluster implements ClusterPort {
   }
 
   async setFinalizers(object: KubeObject, finalizers: string[]): Promise<KubeObject> {
-    const path = await this.path({
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      namespace: object.metadata.namespace,
-      name: object.metadata.name,
-    });
+    const path = await this.objectPath(object);
     // resourceVersion makes the merge patch conditional: a concurrent change yields 409 Conflict.
     const body = { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } };
     return this.http.request<KubeObject>({

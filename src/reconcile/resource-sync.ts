@@ -5,23 +5,18 @@ import type { KubeObject } from '../api/object-meta.ts';
 import type { RenderedResourceRef } from '../api/template-instance.ts';
 import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
-import { compareInstallOrder, parseGvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
+import {
+  compareInstallOrder,
+  describeObject,
+  parseGvkKey,
+  resourceKey,
+  type Owner,
+} from '../engine/inventory.ts';
 import { isClusterError, type ClusterPort, type ObjectId } from './cluster-port.ts';
 
 export type ApplyResult =
   | { ok: true; written: KubeObject[]; live: KubeObject[] }
   | { ok: false; message: string; retry: boolean };
-
-function describe(object: {
-  kind: string;
-  metadata?: { name?: string; namespace?: string };
-  name?: string;
-  namespace?: string;
-}): string {
-  const name = object.metadata?.name ?? object.name ?? '';
-  const namespace = object.metadata?.namespace ?? object.namespace;
-  return `${object.kind} ${namespace ? `${namespace}/` : ''}${name}`;
-}
 
 export function idOf(object: KubeObject): ObjectId {
   return {
@@ -56,7 +51,7 @@ function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
   if (live.metadata.annotations?.[ANNOTATION_ADOPT] === `${owner.namespace}/${owner.name}`)
     return undefined;
   const by = holder ? ` (it belongs to another TemplateInstance, uid ${holder})` : '';
-  return `${describe(live)} already exists and is not managed by this instance${by}; annotate it with ${ANNOTATION_ADOPT}: ${owner.namespace}/${owner.name} to let this instance adopt it`;
+  return `${describeObject(live)} already exists and is not managed by this instance${by}; annotate it with ${ANNOTATION_ADOPT}: ${owner.namespace}/${owner.name} to let this instance adopt it`;
 }
 
 /**
@@ -136,7 +131,7 @@ function rejection(object: KubeObject, error: unknown, stage: string): ApplyResu
   const retry = error.kind !== 'Invalid';
   return {
     ok: false,
-    message: `${describe(object)} rejected by the API server (${stage}): ${error.message}`,
+    message: `${describeObject(object)} rejected by the API server (${stage}): ${error.message}`,
     retry,
   };
 }
@@ -210,13 +205,13 @@ export async function deleteInReverseOrder(
     try {
       const outcome = await cluster.delete(id);
       if (outcome === 'pending')
-        result.remaining.push({ id, message: `${describe(id)} is waiting on finalizers` });
+        result.remaining.push({ id, message: `${describeObject(id)} is waiting on finalizers` });
       else if (outcome === 'deleted') result.deleted.push(id);
     } catch (error) {
       if (!isClusterError(error)) throw error;
       if (error.kind === 'NotServed') continue;
       result.allAccepted = false;
-      result.remaining.push({ id, message: `${describe(id)}: ${error.message}` });
+      result.remaining.push({ id, message: `${describeObject(id)}: ${error.message}` });
     }
   }
   return result;

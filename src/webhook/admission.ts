@@ -9,6 +9,7 @@ import {
   LABEL_INSTANCE_NAMESPACE,
 } from '../api/well-known.ts';
 import { changedManagedPath } from '../engine/drift.ts';
+import { describeObject } from '../engine/inventory.ts';
 
 export interface AdmissionRequest {
   uid: string;
@@ -48,11 +49,6 @@ export function ownerOf(
   return namespace && name ? { namespace, name } : undefined;
 }
 
-function describe(object: KubeObject): string {
-  const ns = object.metadata.namespace;
-  return `${object.kind} ${ns ? `${ns}/` : ''}${object.metadata.name ?? ''}`;
-}
-
 export function decide(
   request: AdmissionRequest,
   operatorUsername: string,
@@ -61,7 +57,7 @@ export function decide(
   if (request.userInfo.username === operatorUsername) return { allowed: true };
   const subject = request.oldObject ?? request.object;
   if (!subject || !owner?.state) return { allowed: true };
-  const managedBy = `${describe(subject)} is managed by TemplateInstance ${owner.namespace}/${owner.name} (sync mode strict)`;
+  const managedBy = `${describeObject(subject)} is managed by TemplateInstance ${owner.namespace}/${owner.name} (sync mode strict)`;
   if (request.operation === 'DELETE') {
     if (owner.state.deleting) return { allowed: true };
     return { allowed: false, message: `${managedBy}: delete the TemplateInstance instead` };
