@@ -1,7 +1,8 @@
-// Locates or builds the control-plane binaries (kube-apiserver, etcd). Versions come from the Go
-// tool modules under tools/; built binaries live in a gitignored cache keyed by version, so a
-// second run reuses them. Users with envtest assets point STENCIL_ASSETS_DIR or
-// KUBEBUILDER_ASSETS at a directory holding both binaries and skip the build.
+// Locates or builds the Go binaries the tests and tools need: kube-apiserver, etcd (the control
+// plane) and helm (chart tests, `npm run generate`). Versions come from the Go tool modules under
+// tools/; built binaries live in a gitignored cache keyed by version, so a second run reuses them.
+// Users with envtest assets point STENCIL_ASSETS_DIR or KUBEBUILDER_ASSETS at a directory holding
+// kube-apiserver and etcd and skip the build; STENCIL_HELM points at an existing helm binary.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ const repoRoot = join(import.meta.dirname, '..', '..');
 const toolsDir = join(repoRoot, 'tools');
 
 interface Tool {
-  binary: 'kube-apiserver' | 'etcd';
+  binary: 'kube-apiserver' | 'etcd' | 'helm' | 'kubectl';
   moduleDir: string;
   pkg: string;
   version: string;
@@ -99,10 +100,68 @@ export async function ensureBinaries(log: Log = console.log): Promise<Binaries> 
   };
 }
 
+function helmTool(): Tool {
+  const moduleDir = join(toolsDir, 'helm');
+  const version = requiredVersion(moduleDir, 'helm.sh/helm/v3');
+  // As helm's Makefile does: the default Capabilities.KubeVersion of `helm template` and the
+  // deprecation checks of `helm lint` follow the client-go helm is built with (v0.X -> 1.X).
+  const clientGo = requiredVersion(moduleDir, 'k8s.io/client-go');
+  const [kubeMajor, kubeMinor] = clientGo.slice(1).split('.');
+  const k8sMajor = String(Number(kubeMajor) + 1);
+  const x = (pkg: string, name: string, value: string): string =>
+    `-X helm.sh/helm/v3/${pkg}.${name}=${value}`;
+  return {
+    binary: 'helm',
+    moduleDir,
+    pkg: 'helm.sh/helm/v3/cmd/helm',
+    version,
+    ldflags: [
+      '-s -w',
+      x('internal/version', 'version', version),
+      x('internal/version', 'gitTreeState', 'clean'),
+      x('pkg/lint/rules', 'k8sVersionMajor', k8sMajor),
+      x('pkg/lint/rules', 'k8sVersionMinor', kubeMinor!),
+      x('pkg/chartutil', 'k8sVersionMajor', k8sMajor),
+      x('pkg/chartutil', 'k8sVersionMinor', kubeMinor!),
+    ].join(' '),
+  };
+}
+
+/** The helm version tools/helm/go.mod pins. */
+export function helmVersion(): string {
+  return helmTool().version;
+}
+
+let helmPromise: Promise<string> | undefined;
+
+/**
+ * Returns the path of a helm v3 binary: `STENCIL_HELM` if set, else the cached build of the
+ * version tools/helm pins, building it on first use (a cold build takes a few minutes).
+ */
+export function ensureHelm(log: Log = console.log): Promise<string> {
+  const override = process.env.STENCIL_HELM;
+  if (override) {
+    if (!existsSync(override)) {
+      return Promise.reject(new Error(`STENCIL_HELM=${override} does not exist`));
+    }
+    return Promise.resolve(override);
+  }
+  helmPromise ??= (async () => {
+    const tool = helmTool();
+    const target = join(cacheDir(), `${tool.binary}-${tool.version}`, tool.binary);
+    if (!existsSync(target)) await build(tool, target, log);
+    return target;
+  })();
+  // A failed build is not cached, so a later call retries.
+  helmPromise.catch(() => (helmPromise = undefined));
+  return helmPromise;
+}
+
 async function build(tool: Tool, target: string, log: Log): Promise<void> {
   const dir = join(target, '..');
   mkdirSync(dir, { recursive: true });
-  const partial = `${target}.partial`;
+  // Per process, so two runs building the same binary at once cannot write one file.
+  const partial = `${target}.${process.pid}.partial`;
   log(
     `building ${tool.binary} ${tool.version} with Go (first run on this machine; takes minutes)...`,
   );
@@ -132,4 +191,24 @@ async function build(tool: Tool, target: string, log: Log): Promise<void> {
   }
   renameSync(partial, target);
   log(`built ${tool.binary} in ${Math.round((Date.now() - started) / 1000)}s -> ${target}`);
+}
+
+let kubectlPromise: Promise<string> | undefined;
+
+/**
+ * Returns a kubectl matching the control plane (for `npm run local`): `STENCIL_KUBECTL` if set,
+ * else built from the kube-apiserver tool module, which also pins k8s.io/kubernetes/cmd/kubectl.
+ */
+export function ensureKubectl(log: Log = console.log): Promise<string> {
+  const override = process.env.STENCIL_KUBECTL;
+  if (override) return Promise.resolve(override);
+  kubectlPromise ??= (async () => {
+    const apiserver = tools().find((t) => t.binary === 'kube-apiserver')!;
+    const tool: Tool = { ...apiserver, binary: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' };
+    const target = join(cacheDir(), `${tool.binary}-${tool.version}`, tool.binary);
+    if (!existsSync(target)) await build(tool, target, log);
+    return target;
+  })();
+  kubectlPromise.catch(() => (kubectlPromise = undefined));
+  return kubectlPromise;
 }

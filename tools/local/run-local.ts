@@ -45,15 +45,24 @@ mkdirSync(join(root, '.local'), { recursive: true });
 const kubeconfig = join(root, '.local', 'kubeconfig');
 const plane = await startControlPlane({ kubeconfigPath: kubeconfig, log: say });
 const crdDir = join(root, 'config', 'crd');
-await installCrds(plane, readdirSync(crdDir).map((f) => join(crdDir, f)));
+await installCrds(
+  plane,
+  readdirSync(crdDir).map((f) => join(crdDir, f)),
+);
 const { cluster, http } = await connect(kubeconfig);
 await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'stencil-system' } });
 const samples = readdirSync(join(root, 'samples'));
-const files = samples.flatMap((s) => ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)));
+const files = samples.flatMap((s) =>
+  ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
+);
 await applyManifests(cluster, readManifests(files));
 say(`installed the CRDs and ${samples.length} samples`);
 
-const [webhookPort, metricsPort, probePort] = [await freePort(), await freePort(), await freePort()];
+const [webhookPort, metricsPort, probePort] = [
+  await freePort(),
+  await freePort(),
+  await freePort(),
+];
 const operator = spawn(
   process.execPath,
   [
@@ -99,8 +108,16 @@ const deadline = Date.now() + 120_000;
 for (;;) {
   const phases = await Promise.all(
     expected.map(async (i) => {
-      const live = (await cluster.get({ apiVersion: API_VERSION, kind: 'TemplateInstance', name: i.metadata.name!, namespace: i.metadata.namespace })) as { status?: { phase?: string } } | undefined;
-      return { name: `${i.metadata.namespace}/${i.metadata.name}`, phase: live?.status?.phase ?? 'Pending' };
+      const live = (await cluster.get({
+        apiVersion: API_VERSION,
+        kind: 'TemplateInstance',
+        name: i.metadata.name!,
+        namespace: i.metadata.namespace,
+      })) as { status?: { phase?: string } } | undefined;
+      return {
+        name: `${i.metadata.namespace}/${i.metadata.name}`,
+        phase: live?.status?.phase ?? 'Pending',
+      };
     }),
   );
   if (phases.every((p) => p.phase === 'Ready') || Date.now() > deadline) {

@@ -1,0 +1,426 @@
+// The Helm chart (charts/stencil) against the real API server: helm lint, every rendered object
+// accepted by a server-side dry run, and the operator reconciling all samples under exactly the
+// chart's RBAC (a token of the chart's ServiceAccount), without being cluster-admin.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
+import { ensureHelm } from '../../tools/control-plane/binaries.ts';
+import { applyManifests, readManifests } from '../../tools/local/apply-manifests.ts';
+import { connect, freshNamespace } from './support/cluster.ts';
+import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const chart = join(root, 'charts', 'stencil');
+const scratch = mkdtempSync(join(tmpdir(), 'stencil-chart-test-'));
+let helm: string;
+let admin: KubeConnection;
+
+async function helmRun(args: string[]): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(helm, args, { maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (error) {
+    const { stderr, message } = error as { stderr?: string; message: string };
+    throw new Error(`helm ${args.join(' ')} failed: ${stderr || message}`);
+  }
+}
+
+/** `helm template` of the chart, parsed: every rendered object. */
+async function render(release: string, namespace: string, values?: object): Promise<KubeObject[]> {
+  const args = ['template', release, chart, '--namespace', namespace];
+  if (values) {
+    const file = join(scratch, `values-${release}.yaml`);
+    writeFileSync(file, stringify(values));
+    args.push('--values', file);
+  }
+  return parseAllDocuments(await helmRun(args))
+    .map((doc) => doc.toJS() as KubeObject | null)
+    .filter((o): o is KubeObject => o !== null && typeof o === 'object');
+}
+
+const label = (o: KubeObject): string =>
+  `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name ?? ''}`;
+
+/** Server-side apply with dryRun=All of each object (CRDs are installed by global-setup). */
+async function dryRunAll(objects: KubeObject[]): Promise<string[]> {
+  const rejected: string[] = [];
+  for (const object of objects.filter((o) => o.kind !== 'CustomResourceDefinition')) {
+    try {
+      await admin.cluster.apply(object, { dryRun: true });
+    } catch (error) {
+      rejected.push(`${label(object)}: ${(error as Error).message}`);
+    }
+  }
+  return rejected;
+}
+
+async function selfAccess(
+  connection: KubeConnection,
+  attributes: Record<string, string>,
+): Promise<boolean> {
+  const review = await connection.http.request<{ status?: { allowed?: boolean } }>({
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      spec: { resourceAttributes: attributes },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+beforeAll(async () => {
+  // Built from tools/helm into .cache on the first run on a machine (a few minutes).
+  helm = await ensureHelm((line) => console.log(`[helm] ${line}`));
+  admin = await connectKube(inject('kubeconfig'));
+}, 900_000);
+
+afterAll(() => {
+  admin?.http.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('helm lint', () => {
+  it('passes, also with --strict and with every optional template on', async () => {
+    await helmRun(['lint', chart]);
+    await helmRun(['lint', '--strict', chart]);
+    const optional = [
+      'webhook.certManager.enabled=true',
+      'metrics.serviceMonitor.enabled=true',
+      'watchNamespaces={a,b}',
+    ];
+    await helmRun(['lint', '--strict', chart, ...optional.flatMap((v) => ['--set', v])]);
+  }, 60_000);
+
+  it('rejects values the schema does not allow', async () => {
+    await expect(helmRun(['lint', chart, '--set', 'replicaCount=two'])).rejects.toThrow(
+      /replicaCount/,
+    );
+    await expect(helmRun(['lint', chart, '--set', 'nosuchvalue=1'])).rejects.toThrow(/nosuchvalue/);
+  }, 60_000);
+});
+
+describe('helm template', () => {
+  it('renders objects the API server accepts (server-side dry run)', async () => {
+    const namespace = 'stencil-chart';
+    await admin.cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace },
+    });
+    const objects = await render('stencil', namespace);
+    expect(objects.map((o) => o.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Deployment',
+      'PodDisruptionBudget',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'Service',
+      'ServiceAccount',
+    ]);
+    expect(await dryRunAll(objects)).toEqual([]);
+    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
+    expect(deployment.spec.template.spec.containers[0]!.args).toEqual(
+      expect.arrayContaining([
+        'run',
+        '--leader-elect',
+        `--webhook-service=${namespace}/stencil-webhook:443`,
+        `--operator-namespace=${namespace}`,
+      ]),
+    );
+  }, 60_000);
+
+  it('renders the cert-manager ValidatingWebhookConfiguration the API server accepts', async () => {
+    const objects = await render('stencil', 'stencil-chart', {
+      webhook: { certManager: { enabled: true } },
+    });
+    const configuration = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
+    expect(configuration?.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe(
+      'stencil-chart/stencil-webhook',
+    );
+    // cert-manager's kinds are not served here; everything else must be accepted.
+    const served = objects.filter((o) => !o.apiVersion.startsWith('cert-manager.io/'));
+    expect(await dryRunAll(served)).toEqual([]);
+  }, 60_000);
+
+  it('config/deploy/stencil.yaml (kubectl users) is accepted too', async () => {
+    const file = join(root, 'config', 'deploy', 'stencil.yaml');
+    expect(existsSync(file)).toBe(true);
+    const objects = readManifests([file]);
+    const namespace = objects.find((o) => o.kind === 'Namespace')!;
+    expect(namespace.metadata.name).toBe('stencil-system');
+    await admin.cluster.apply(namespace);
+    expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toHaveLength(
+      readdirSync(join(root, 'config', 'crd')).filter((f) => f.endsWith('.yaml')).length,
+    );
+    expect(await dryRunAll(objects.filter((o) => o.kind !== 'Namespace'))).toEqual([]);
+  }, 60_000);
+});
+
+describe('the operator under exactly the chart RBAC', () => {
+  const suffix = randomBytes(3).toString('hex');
+  /** The samples' namespaces, renamed so this file never meets what other files applied. */
+  const renamed = (name: string): string => `${name}-${suffix}`;
+  const platform = renamed('platform');
+  const teamA = renamed('team-a');
+  const fullname = `stencil-rbac-${suffix}`;
+  const configuration = `stencil-strict-chart-${suffix}`;
+  let operatorNamespace: string;
+  let kubeconfigPath: string;
+  let operatorConnection: KubeConnection;
+  let running: RunningOperator | undefined;
+  let instances: KubeObject[];
+  const rbacObjects: KubeObject[] = [];
+
+  // What the six samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
+  // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
+  // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
+  const writeVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+  const additionalRules = [
+    {
+      apiGroups: [''],
+      resources: [
+        'configmaps',
+        'secrets',
+        'services',
+        'namespaces',
+        'resourcequotas',
+        'limitranges',
+      ],
+      verbs: writeVerbs,
+    },
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: writeVerbs },
+    {
+      apiGroups: ['networking.k8s.io'],
+      resources: ['networkpolicies', 'ingresses'],
+      verbs: writeVerbs,
+    },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: writeVerbs },
+    {
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['clusterroles'],
+      resourceNames: ['admin'],
+      verbs: ['bind'],
+    },
+  ];
+
+  beforeAll(async () => {
+    operatorNamespace = await freshNamespace(connect(), 'stencil-rbac');
+    const objects = await render('rbac', operatorNamespace, {
+      fullnameOverride: fullname,
+      rbac: { additionalRules },
+    });
+    const rbacKinds = [
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+    ];
+    rbacObjects.push(...objects.filter((o) => rbacKinds.includes(o.kind)));
+    expect(rbacObjects.map((o) => o.kind).sort()).toEqual([...rbacKinds].sort());
+    for (const object of rbacObjects) await admin.cluster.apply(object);
+
+    // A token for the chart's ServiceAccount (TokenRequest API), in a kubeconfig of its own.
+    const token = await admin.http.request<{ status: { token: string } }>({
+      method: 'POST',
+      path: `/api/v1/namespaces/${operatorNamespace}/serviceaccounts/${fullname}/token`,
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 3600 },
+      },
+    });
+    const cluster = admin.kubeConfig.getCurrentCluster()!;
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: fullname, token: token.status.token }],
+      contexts: [{ name: fullname, cluster: cluster.name, user: fullname }],
+      currentContext: fullname,
+    });
+    kubeconfigPath = join(scratch, 'operator.kubeconfig');
+    writeFileSync(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
+    operatorConnection = await connectKube(kubeconfigPath);
+    // The RBAC authorizer sees new bindings through its informers: wait until they apply.
+    await eventually(
+      () =>
+        selfAccess(operatorConnection, {
+          group: 'stencil.dev',
+          resource: 'templateinstances',
+          verb: 'watch',
+        }),
+      'the ServiceAccount to be allowed to watch templateinstances',
+    );
+    await eventually(
+      () =>
+        selfAccess(operatorConnection, {
+          group: 'coordination.k8s.io',
+          resource: 'leases',
+          verb: 'create',
+          namespace: operatorNamespace,
+        }),
+      'the ServiceAccount to be allowed to create leases in its namespace',
+    );
+
+    // The six samples, with their namespaces renamed (platform, team-a, team-b, team-c).
+    const samples = join(scratch, 'samples');
+    const files: string[] = [];
+    for (const sample of readdirSync(join(root, 'samples'))) {
+      mkdirSync(join(samples, sample), { recursive: true });
+      for (const file of ['objects.yaml', 'template.yaml', 'instance.yaml']) {
+        const text = readFileSync(join(root, 'samples', sample, file), 'utf8').replace(
+          /\b(platform|team-a|team-b|team-c)\b/g,
+          (name) => renamed(name),
+        );
+        writeFileSync(join(samples, sample, file), text);
+        files.push(join(samples, sample, file));
+      }
+    }
+    const manifests = readManifests(files);
+    instances = manifests.filter((o) => o.kind === 'TemplateInstance');
+    expect(instances).toHaveLength(6);
+    expect(new Set(instances.map((i) => i.metadata.namespace))).toEqual(new Set([platform, teamA]));
+
+    running = await startOperator([platform, teamA], kubeconfigPath, {
+      leaderElection: {
+        identity: `chart-test-${suffix}`,
+        namespace: operatorNamespace,
+        onLost: () => undefined,
+      },
+      webhook: {
+        endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+        port: 0,
+        host: '127.0.0.1',
+        namespace: operatorNamespace,
+        configurationName: configuration,
+      },
+    });
+    await applyManifests((await userClient()).cluster, manifests);
+  }, 120_000);
+
+  afterAll(async () => {
+    // The webhook dies with the operator: remove its configuration first (and the cluster-scoped
+    // RBAC), so later test files never call a dead endpoint.
+    await admin.cluster
+      .delete({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        name: configuration,
+      })
+      .catch(() => undefined);
+    await running?.stop();
+    operatorConnection?.http.close();
+    for (const object of rbacObjects.filter((o) => !o.metadata.namespace)) {
+      await admin.cluster
+        .delete({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name! })
+        .catch(() => undefined);
+    }
+  }, 60_000);
+
+  it('runs as the chart ServiceAccount, which is not cluster-admin', async () => {
+    expect(await operatorConnection.cluster.identity()).toBe(
+      `system:serviceaccount:${operatorNamespace}:${fullname}`,
+    );
+    expect(await selfAccess(operatorConnection, { resource: 'nodes', verb: 'delete' })).toBe(false);
+    expect(await selfAccess(operatorConnection, { group: '*', resource: '*', verb: '*' })).toBe(
+      false,
+    );
+    // `bind` on ClusterRole admin is what a real cluster needs for the tenant RoleBinding (here,
+    // without a controller-manager, `admin` aggregates no rules, so holding it is trivial).
+    expect(
+      await selfAccess(operatorConnection, {
+        group: 'rbac.authorization.k8s.io',
+        resource: 'clusterroles',
+        verb: 'bind',
+        name: 'admin',
+      }),
+    ).toBe(true);
+    // It does not extend to cluster-admin.
+    expect(
+      await selfAccess(operatorConnection, {
+        group: 'rbac.authorization.k8s.io',
+        resource: 'clusterroles',
+        verb: 'bind',
+        name: 'cluster-admin',
+      }),
+    ).toBe(false);
+    expect(
+      await selfAccess(operatorConnection, {
+        group: 'rbac.authorization.k8s.io',
+        resource: 'clusterrolebindings',
+        verb: 'create',
+      }),
+    ).toBe(false);
+  });
+
+  it('reconciles every sample to Ready', async () => {
+    let pending: unknown[] = [];
+    await eventually(
+      async () => {
+        pending = [];
+        for (const instance of instances) {
+          const live = (await admin.cluster.get({
+            apiVersion: API_VERSION,
+            kind: 'TemplateInstance',
+            name: instance.metadata.name!,
+            namespace: instance.metadata.namespace,
+          })) as { status?: { phase?: string; conditions?: unknown[] } } | undefined;
+          if (live?.status?.phase !== 'Ready')
+            pending.push({ instance: label(instance), status: live?.status });
+        }
+        return pending.length === 0;
+      },
+      'every sample instance to be Ready under the chart RBAC',
+      90_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message.split(';')[0]}; not Ready: ${JSON.stringify(pending)}`);
+    });
+    // What the samples rendered exists: a Deployment, the tenant Namespace and its admin binding
+    // (which needed `bind` on ClusterRole admin).
+    const get = (
+      apiVersion: string,
+      kind: string,
+      name: string,
+      namespace?: string,
+    ): Promise<KubeObject | undefined> => admin.cluster.get({ apiVersion, kind, name, namespace });
+    expect(await get('apps/v1', 'Deployment', 'shop', teamA)).toBeDefined();
+    expect(await get('v1', 'Namespace', renamed('team-c'))).toBeDefined();
+    expect(
+      await get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'tenant-admins', renamed('team-c')),
+    ).toBeDefined();
+    // The operator's own objects in the release namespace: the Lease and the webhook certificate.
+    expect(
+      await get('coordination.k8s.io/v1', 'Lease', 'stencil-leader', operatorNamespace),
+    ).toBeDefined();
+    expect(await get('v1', 'Secret', 'stencil-webhook-tls', operatorNamespace)).toBeDefined();
+    expect(
+      await get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', configuration),
+    ).toBeDefined();
+    // Nothing it tried was forbidden.
+    expect(running!.logs.filter((line) => /forbidden/i.test(line))).toEqual([]);
+  }, 120_000);
+});
