@@ -91,7 +91,7 @@ const instance = (name: string, color: string): KubeObject =>
     kind: 'TemplateInstance',
     metadata: { name, namespace: ns },
     spec: { templateRef: { name: 'app' }, parameters: [{ name: 'color', value: color }] },
-  }) as unknown as KubeObject;
+  });
 const color = async (name: string): Promise<string | undefined> =>
   (
     (await user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: ns })) as
@@ -113,7 +113,7 @@ beforeAll(async () => {
       handlebars:
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: {{parameters.color}}\n',
     },
-  } as unknown as KubeObject);
+  });
   for (const replica of [await startReplica(), await startReplica()]) {
     await eventually(
       async () => (await get(replica.probePort, '/readyz')).status === 200,
