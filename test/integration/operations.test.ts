@@ -85,13 +85,12 @@ const leaderOf = async (): Promise<Replica | undefined> => {
   return undefined;
 };
 
-const instance = (name: string, color: string): KubeObject =>
-  ({
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace: ns },
-    spec: { templateRef: { name: 'app' }, parameters: [{ name: 'color', value: color }] },
-  });
+const instance = (name: string, color: string): KubeObject => ({
+  apiVersion: API_VERSION,
+  kind: 'TemplateInstance',
+  metadata: { name, namespace: ns },
+  spec: { templateRef: { name: 'app' }, parameters: [{ name: 'color', value: color }] },
+});
 const color = async (name: string): Promise<string | undefined> =>
   (
     (await user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: ns })) as
