@@ -149,7 +149,11 @@ describe('two replicas with --leader-elect', () => {
     const leader = (await leaderOf())!;
     expect(await get(leader.probePort, '/healthz')).toMatchObject({ status: 200 });
     expect(await get(leader.probePort, '/readyz')).toMatchObject({ status: 200 });
-    const { body } = await get(leader.metricsPort, '/metrics');
+    // The instance's status is written just after its resources: wait for the gauge to see it.
+    const body = await eventually(async () => {
+      const text = (await get(leader.metricsPort, '/metrics')).body;
+      return metric(text, 'stencil_instances', 'phase="Ready"') === 1 && text;
+    }, 'the Ready instance in stencil_instances');
     for (const series of [
       'stencil_reconcile_total',
       'stencil_reconcile_errors_total',
@@ -166,7 +170,6 @@ describe('two replicas with --leader-elect', () => {
     ]) {
       expect(body, series).toContain(series);
     }
-    expect(metric(body, 'stencil_instances', 'phase="Ready"')).toBe(1);
     expect(metric(body, 'stencil_applies_total', 'result="applied"')).toBeGreaterThanOrEqual(1);
     expect(metric(body, 'stencil_source_watches', 'kind="ConfigMap (drift)"')).toBe(1);
   });
