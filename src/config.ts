@@ -18,6 +18,8 @@ export interface OperatorConfig {
   webhookUrl?: string;
   /** ... or a Service `namespace/name[:port]` (in a cluster). */
   webhookService?: { namespace: string; name: string; port: number };
+  /** Serve the webhook certificate mounted here (cert-manager) instead of the operator's own. */
+  webhookCertDir?: string;
   /** Namespace of the operator's own objects (the webhook certificate Secret, the Lease). */
   operatorNamespace?: string;
   leaderElect: boolean;
@@ -38,6 +40,7 @@ const OPTIONS = {
   'webhook-port': { type: 'string' },
   'webhook-url': { type: 'string' },
   'webhook-service': { type: 'string' },
+  'webhook-cert-dir': { type: 'string' },
   'operator-namespace': { type: 'string' },
   'leader-elect': { type: 'boolean' },
   'metrics-bind-address': { type: 'string' },
@@ -123,6 +126,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     webhookPort: port('webhook-port', get('webhook-port'), 9443),
     webhookUrl: get('webhook-url'),
     webhookService: service(get('webhook-service')),
+    webhookCertDir: get('webhook-cert-dir'),
     operatorNamespace: get('operator-namespace'),
     leaderElect: bool('leader-elect', get('leader-elect')),
     metricsBindAddress: bindAddress('metrics-bind-address', get('metrics-bind-address') ?? ':8080'),

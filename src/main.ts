@@ -41,7 +41,12 @@ function webhookOptions(config: OperatorConfig, log: Logger): WebhookOptions | u
     log.warn('strict-mode webhook disabled: set --webhook-service (in a cluster) or --webhook-url');
     return undefined;
   }
-  return { endpoint, port: config.webhookPort, namespace: operatorNamespace(config) };
+  return {
+    endpoint,
+    port: config.webhookPort,
+    namespace: operatorNamespace(config),
+    certDir: config.webhookCertDir,
+  };
 }
 
 export async function runOperator(

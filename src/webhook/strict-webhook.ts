@@ -1,6 +1,8 @@
 // Strict mode end to end: keeps the webhook's certificate in a Secret (created, shared by every
 // replica, renewed before expiry), keeps the ValidatingWebhookConfiguration and its caBundle in
 // place, and answers admission requests by looking up the owning instance through the cluster.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
@@ -24,6 +26,12 @@ export interface StrictWebhookOptions {
   namespace: string;
   secretName?: string;
   configurationName?: string;
+  /**
+   * Serve tls.crt/tls.key from this directory (e.g. mounted from cert-manager) instead of the
+   * operator's own PKI; the ValidatingWebhookConfiguration is then left to whoever injects its
+   * caBundle (cert-manager's CA injector).
+   */
+  certDir?: string;
   /** Whether this replica may write the Secret and the configuration (the leader). */
   mayWrite?: () => boolean;
   log: (
@@ -41,6 +49,15 @@ const KEYS = {
   cert: 'tls.crt',
   key: 'tls.key',
 } as const;
+
+/** A serving certificate managed by someone else, read (again) from its mounted files. */
+async function mountedCertificate(dir: string): Promise<CertificateBundle> {
+  const [cert, key] = await Promise.all([
+    readFile(join(dir, 'tls.crt'), 'utf8'),
+    readFile(join(dir, 'tls.key'), 'utf8'),
+  ]);
+  return { cert, key, caCert: '', caKey: '', caBundle: '' };
+}
 
 /** A URL endpoint on port 0 (tests, local runs) means the port the server actually got. */
 function withPort(endpoint: WebhookEndpoint, port: number): WebhookEndpoint {
@@ -119,6 +136,7 @@ export class StrictWebhook {
   }
 
   private async ensureCertificate(): Promise<CertificateBundle> {
+    if (this.options.certDir) return mountedCertificate(this.options.certDir);
     const { cluster } = this.options;
     const stored = decode(await cluster.get(this.secretId()));
     const { bundle, changed } = renewBundle(
@@ -146,6 +164,7 @@ export class StrictWebhook {
   }
 
   private async ensureConfiguration(): Promise<void> {
+    if (this.options.certDir) return;
     if (!this.bundle || !(this.options.mayWrite?.() ?? true)) return;
     await this.options.cluster.apply(
       webhookConfiguration(this.endpoint, this.bundle.caBundle, this.options.configurationName),
