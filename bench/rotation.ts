@@ -3,7 +3,7 @@
 // the client (rotation written → new value observed) and inside the operator (source event
 // seen → apply done).
 import { API_VERSION } from '../src/api/well-known.ts';
-import { benchCluster, object, percentile, until } from './support.ts';
+import { benchCluster, object, passwordTemplate, percentile, until } from './support.ts';
 
 const ROTATIONS = 50;
 const internal: number[] = [];
@@ -26,19 +26,7 @@ const value = async (): Promise<string | undefined> =>
 try {
   await user.apply(object({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
   await user.apply(secret('v0'));
-  await user.apply(
-    object({
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: 'app', namespace: ns },
-      spec: {
-        sync: { mode: 'revert' },
-        parameters: [{ name: 'password' }],
-        handlebars:
-          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  password: {{parameters.password}}\n',
-      },
-    }),
-  );
+  await user.apply(passwordTemplate(ns));
   await user.apply(
     object({
       apiVersion: API_VERSION,

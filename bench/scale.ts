@@ -2,7 +2,7 @@
 // Prints the time to converge, the source watch connections the operator holds (against the
 // distinct (kind, namespace) pairs it reads), and memory.
 import { API_VERSION } from '../src/api/well-known.ts';
-import { benchCluster, object, until } from './support.ts';
+import { benchCluster, object, passwordTemplate, until } from './support.ts';
 
 const NAMESPACES = 20;
 const PER_NAMESPACE = 10;
@@ -14,19 +14,7 @@ try {
   for (let n = 0; n < NAMESPACES; n++) {
     const ns = `scale-${n}`;
     await user.apply(object({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
-    await user.apply(
-      object({
-        apiVersion: API_VERSION,
-        kind: 'Template',
-        metadata: { name: 'app', namespace: ns },
-        spec: {
-          sync: { mode: 'revert' },
-          parameters: [{ name: 'password' }],
-          handlebars:
-            'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  password: {{parameters.password}}\n',
-        },
-      }),
-    );
+    await user.apply(passwordTemplate(ns));
     for (let i = 0; i < PER_NAMESPACE; i++) {
       await user.apply(
         object({

@@ -3,6 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../src/api/object-meta.ts';
+import { API_VERSION } from '../src/api/well-known.ts';
 import { KubeCluster } from '../src/kube/cluster.ts';
 import { connect } from '../src/kube/connection.ts';
 import { createLogger } from '../src/log.ts';
@@ -63,3 +64,18 @@ export function percentile(values: number[], p: number): number {
 
 export const object = (value: Record<string, unknown>): KubeObject =>
   value as unknown as KubeObject;
+
+/** A revert Template named `app` that renders a ConfigMap from its `password` parameter. */
+export function passwordTemplate(namespace: string): KubeObject {
+  return object({
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name: 'app', namespace },
+    spec: {
+      sync: { mode: 'revert' },
+      parameters: [{ name: 'password' }],
+      handlebars:
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  password: {{parameters.password}}\n',
+    },
+  });
+}
