@@ -1,16 +1,55 @@
-// `npm run bench:scale`: 200 revert instances across 20 namespaces, each reading its own Secret.
-// Prints the time to converge, the source watch connections the operator holds (against the
-// distinct (kind, namespace) pairs it reads), and memory.
+// `npm run bench:scale`: 200 revert instances across 20 namespaces, each reading its own Secret,
+// reconciled by `stencil run` as its own process (the built dist/cli.js). Prints the time to
+// converge, the watch connections the operator holds against the distinct (kind, namespace)
+// pairs it reads, and the operator's memory — all read from its /metrics endpoint.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { API_VERSION } from '../src/api/well-known.ts';
 import { benchCluster, object, passwordTemplate, until } from './support.ts';
 
 const NAMESPACES = 20;
 const PER_NAMESPACE = 10;
-const cluster = await benchCluster();
-const { user, operator } = cluster;
-const rssBefore = process.memoryUsage().rss;
+const root = join(import.meta.dirname, '..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function series(metrics: string, name: string): { labels: string; value: number }[] {
+  return metrics
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .map((l) => ({ labels: /\{(.*)\}/.exec(l)?.[1] ?? '', value: Number(l.split(' ').pop()) }));
+}
+
+const cluster = await benchCluster({}, { inProcessOperator: false });
+const { user } = cluster;
+const metricsPort = await freePort();
+const operator = spawn(
+  process.execPath,
+  [
+    join(root, 'dist', 'cli.js'),
+    'run',
+    `--kubeconfig=${cluster.plane.kubeconfigPath}`,
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+    '--health-probe-bind-address=0',
+    '--webhook-port=0',
+    '--log-level=warn',
+  ],
+  { stdio: ['ignore', 'ignore', 'inherit'] },
+);
+const scrape = async (): Promise<string> =>
+  (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
 
 try {
+  await until(async () => (await scrape().catch(() => '')).includes('stencil_leader 1'));
+  const rssIdle = series(await scrape(), 'stencil_process_resident_memory_bytes')[0]?.value ?? NaN;
   for (let n = 0; n < NAMESPACES; n++) {
     const ns = `scale-${n}`;
     await user.apply(object({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
@@ -48,19 +87,23 @@ try {
     }
   }
   const created = performance.now();
-  await until(async () => {
-    const list = await user.list(API_VERSION, 'TemplateInstance');
-    return (
-      list.length === NAMESPACES * PER_NAMESPACE &&
-      list.every((i) => (i as { status?: { phase?: string } }).status?.phase === 'Ready')
-    );
-  }, 300_000);
+  await until(
+    async () =>
+      series(await scrape(), 'stencil_instances').find((s) => s.labels === 'phase="Ready"')
+        ?.value ===
+      NAMESPACES * PER_NAMESPACE,
+    300_000,
+  );
   const converged = performance.now();
-  await operator.idle();
-  const keys = operator.dependencies.registry.watchKeys();
-  const sources = keys.filter((k) => k.labelSelector === undefined);
-  const pairs = new Set(sources.map((k) => `${k.kind}/${k.namespace ?? '*'}`));
-  const memory = process.memoryUsage();
+  const metrics = await scrape();
+  const watches = series(metrics, 'stencil_source_watches');
+  const secretWatches = watches.find((w) => w.labels === 'kind="Secret"')?.value ?? 0;
+  const driftWatches = watches
+    .filter((w) => w.labels.includes('(drift)'))
+    .reduce((sum, w) => sum + w.value, 0);
+  const rss = series(metrics, 'stencil_process_resident_memory_bytes')[0]?.value ?? NaN;
+  const heap = series(metrics, 'stencil_nodejs_heap_size_used_bytes')[0]?.value ?? NaN;
+  const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
   console.log(
     `instances: ${NAMESPACES * PER_NAMESPACE} in ${NAMESPACES} namespaces, each reading its own Secret`,
   );
@@ -68,11 +111,13 @@ try {
     `created in ${((created - started) / 1000).toFixed(1)} s; all Ready ${((converged - started) / 1000).toFixed(1)} s after the first was created`,
   );
   console.log(
-    `source watch connections: ${sources.length} for ${pairs.size} distinct (kind, namespace) pairs; drift watches: ${keys.length - sources.length}`,
+    `source watch connections: ${secretWatches} (Secret) for ${NAMESPACES} distinct (kind, namespace) pairs; drift watches: ${driftWatches}`,
   );
   console.log(
-    `process RSS: ${(memory.rss / 1024 / 1024).toFixed(0)} MiB (before the instances: ${(rssBefore / 1024 / 1024).toFixed(0)} MiB); heap used ${(memory.heapUsed / 1024 / 1024).toFixed(0)} MiB`,
+    `operator process RSS: ${mib(rss)} (idle before the instances: ${mib(rssIdle)}); heap used ${mib(heap)}`,
   );
 } finally {
+  operator.kill('SIGTERM');
+  await new Promise((r) => operator.once('exit', r));
   await cluster.stop();
 }

@@ -14,11 +14,15 @@ import { installCrds } from '../tools/control-plane/crds.ts';
 export interface BenchCluster {
   plane: ControlPlane;
   user: KubeCluster;
-  operator: StencilOperator;
+  /** Absent when the benchmark runs the operator as its own process. */
+  operator?: StencilOperator;
   stop(): Promise<void>;
 }
 
-export async function benchCluster(options: Partial<OperatorOptions> = {}): Promise<BenchCluster> {
+export async function benchCluster(
+  options: Partial<OperatorOptions> = {},
+  { inProcessOperator = true } = {},
+): Promise<BenchCluster> {
   const plane = await startControlPlane({ log: (line) => console.error(line) });
   const crdDir = join(import.meta.dirname, '..', 'config', 'crd');
   await installCrds(
@@ -28,20 +32,22 @@ export async function benchCluster(options: Partial<OperatorOptions> = {}): Prom
   const userConnection = await connect(plane.userKubeconfigPath);
   const user = new KubeCluster(userConnection.http, 'bench', 'bench-user');
   const connection = await connect(plane.kubeconfigPath);
-  const operator = new StencilOperator({
-    connection,
-    concurrency: 8,
-    resyncSeconds: 3600,
-    log: createLogger({ level: 'warn', format: 'text' }),
-    ...options,
-  });
-  await operator.start();
+  const operator = inProcessOperator
+    ? new StencilOperator({
+        connection,
+        concurrency: 8,
+        resyncSeconds: 3600,
+        log: createLogger({ level: 'warn', format: 'text' }),
+        ...options,
+      })
+    : undefined;
+  await operator?.start();
   return {
     plane,
     user,
     operator,
     stop: async () => {
-      await operator.stop(2_000);
+      await operator?.stop(2_000);
       connection.http.close();
       userConnection.http.close();
       await plane.stop();

@@ -85,7 +85,7 @@ export class StencilMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'stencil_process_' });
+    collectDefaultMetrics({ register: this.registry, prefix: 'stencil_' });
   }
 
   /** Work-queue hooks feeding the reconcile and queue series of one controller. */
