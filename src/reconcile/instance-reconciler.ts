@@ -39,7 +39,13 @@ import {
 import type { ClusterPort } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
 import type { CacheReader, DependencyTracker, ReconcileMetrics, Trigger } from './reader.ts';
-import { applyResources, deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
+import {
+  AppliedMemo,
+  applyResources,
+  deleteInReverseOrder,
+  findOwned,
+  renderedRef,
+} from './resource-sync.ts';
 
 /** Failures that only an edit of an input can fix: no retry until something changes. */
 const TERMINAL_REASONS = new Set<string>([
@@ -78,6 +84,8 @@ interface Pass {
 }
 
 export class InstanceReconciler implements Reconciler {
+  private readonly memo = new AppliedMemo();
+
   constructor(private readonly deps: InstanceReconcilerDeps) {}
 
   async reconcile(request: Request): Promise<Result> {
@@ -204,7 +212,13 @@ export class InstanceReconciler implements Reconciler {
     const previous = pass.instance.status?.renderedResources ?? [];
     const trackedGVKs = unionGVKs(pass.instance.status?.trackedGVKs, desired);
     const instance = await this.persistTrackedGVKs(pass.instance, trackedGVKs);
-    const applied = await applyResources(this.deps.cluster, owner, desired, ignoredFields(pass));
+    const applied = await applyResources(
+      this.deps.cluster,
+      owner,
+      desired,
+      ignoredFields(pass),
+      this.memo,
+    );
     const finish = (apply: ApplyOutcome, freeze?: StatusInput['freeze']): Promise<void> =>
       this.writeStatus(
         instance,

@@ -4,7 +4,9 @@
 import type { KubeObject } from '../api/object-meta.ts';
 import type { RenderedResourceRef } from '../api/template-instance.ts';
 import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
+import { createHash } from 'node:crypto';
 import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
+import { canonicalJson } from '../engine/instance-status.ts';
 import {
   compareInstallOrder,
   describeObject,
@@ -61,15 +63,49 @@ function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
  * creates cannot be dry-run before it exists: they are checked right after the new Namespaces
  * are applied, before anything else is written.
  */
+/**
+ * What was last applied, per object: rendering the same object again while the live object is
+ * still at the resourceVersion our apply left it needs neither a dry run nor a write. This keeps
+ * periodic resyncs of thousands of instances to one GET per object.
+ */
+export class AppliedMemo {
+  private readonly entries = new Map<string, { hash: string; resourceVersion: string }>();
+
+  constructor(private readonly limit = 200_000) {}
+
+  static hash(object: KubeObject): string {
+    return createHash('sha256').update(canonicalJson(object)).digest('hex');
+  }
+
+  settled(object: KubeObject, hash: string, live: KubeObject | undefined): boolean {
+    const entry = this.entries.get(resourceKey(object));
+    return (
+      entry !== undefined &&
+      entry.hash === hash &&
+      entry.resourceVersion === live?.metadata.resourceVersion
+    );
+  }
+
+  record(object: KubeObject, hash: string, result: KubeObject | undefined): void {
+    const resourceVersion = result?.metadata.resourceVersion;
+    if (!resourceVersion) return;
+    if (this.entries.size >= this.limit) this.entries.clear();
+    this.entries.set(resourceKey(object), { hash, resourceVersion });
+  }
+}
+
 export async function applyResources(
   cluster: ClusterPort,
   owner: Owner,
   rendered: KubeObject[],
   ignoreFields: string[] = [],
+  memo?: AppliedMemo,
 ): Promise<ApplyResult> {
   const live = await mapLimit(rendered, 8, (o) => cluster.get(idOf(o)));
   // Ignored paths keep their live value in what is applied (SPEC §7).
   const desired = rendered.map((o, i) => carryIgnoredFields(o, live[i], ignoreFields));
+  const hashes = desired.map((o) => AppliedMemo.hash(o));
+  const settled = desired.map((o, i) => memo?.settled(o, hashes[i]!, live[i]) ?? false);
   for (const object of live) {
     const refusal = object && adoptionRefusal(object, owner);
     if (refusal) return { ok: false, message: refusal, retry: true };
@@ -90,7 +126,7 @@ export async function applyResources(
     }
     return undefined;
   };
-  const indexes = desired.map((_, i) => i);
+  const indexes = desired.map((_, i) => i).filter((i) => !settled[i]);
   const rejected = await gate(indexes.filter((i) => !deferred(desired[i]!)));
   if (rejected) return rejected;
   const written: KubeObject[] = [];
@@ -119,6 +155,7 @@ export async function applyResources(
     const failed = await write(i);
     if (failed) return failed;
   }
+  for (const i of indexes) memo?.record(desired[i]!, hashes[i]!, result[i]);
   return { ok: true, written, live: result.map((o, i) => o ?? dryRuns[i]!) };
 }
 

@@ -98,5 +98,7 @@ it('performs no write when a forced resync finds nothing to change', async () =>
   const reads = sent.filter((r) => r.startsWith('GET') && r.includes('/templateinstances/'));
   expect(reads.length).toBeGreaterThanOrEqual(3);
   expect(sent.filter((r) => !r.startsWith('GET') && !r.endsWith('(dry run)'))).toEqual([]);
+  // Nothing changed since the last apply, so not even a dry run is needed.
+  expect(sent.filter((r) => r.endsWith('(dry run)'))).toEqual([]);
   expect(await serverWrites()).toBe(before);
 });
