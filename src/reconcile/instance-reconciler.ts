@@ -121,8 +121,10 @@ export class InstanceReconciler implements Reconciler {
       kind: TEMPLATE_INSTANCE_KIND,
       ...request,
     })) as TemplateInstance | undefined;
-    if (!instance || instance.metadata.deletionTimestamp) tracker.release(key);
-    if (!instance || instance.metadata.deletionTimestamp) return instance;
+    if (!instance || instance.metadata.deletionTimestamp) {
+      tracker.release(key);
+      return instance;
+    }
     if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
       // The update event of this write brings the instance back.
       await cluster.setFinalizers(instance as unknown as KubeObject, [
