@@ -10,8 +10,13 @@ import { UsageError } from './cli/manifest-files.ts';
 import { ConfigError } from './config.ts';
 import { runOperator } from './main.ts';
 
-const RUN_USAGE =
-  'usage: stencil run [--kubeconfig PATH] [--namespaces a,b] [--concurrency N] [--resync-period SECONDS] [--log-level L] [--log-format json|text]';
+// Every flag is also STENCIL_<FLAG> in the environment (docs/operations.md).
+const RUN_USAGE = [
+  'usage: stencil run [--kubeconfig PATH] [--namespaces a,b] [--concurrency N] [--resync-period SECONDS]',
+  '      [--leader-elect] [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]',
+  '      [--webhook-port N] [--webhook-service NS/NAME[:PORT] | --webhook-url URL] [--webhook-cert-dir DIR]',
+  '      [--operator-namespace NS] [--log-level debug|info|warn|error] [--log-format json|text]',
+].join('\n');
 
 const USAGE = [
   'usage: stencil <command> [flags]',
