@@ -102,11 +102,12 @@ export class StencilOperator {
   webhook: StrictWebhook | undefined;
   private elector: LeaderElector | undefined;
   private leading = false;
-  private readonly previous = new Map<string, KubeObject>();
   readonly dependencies: DependencyWatches;
 
+  private readonly cache: CacheReader = this.cacheReader();
+
   constructor(private readonly options: OperatorOptions) {
-    const cache = this.cacheReader();
+    const cache = this.cache;
     this.dependencies = new DependencyWatches({
       shell: () => this.shell,
       discovery: options.connection.cluster.discovery,
@@ -260,34 +261,24 @@ export class StencilOperator {
       this.instanceInformers.push(
         shell.watch(
           { group: GROUP, version: VERSION, plural: TEMPLATE_INSTANCE_PLURAL, namespace },
-          (event) => this.onInstance(event.type, event.object as KubeObject),
+          (event, old) => this.onInstance(event.type, event.object as KubeObject, old),
         ),
       );
       this.templateInformers.push(
         shell.watch(
           { group: GROUP, version: VERSION, plural: TEMPLATE_PLURAL, namespace },
-          (event) => this.onTemplate(event.type, event.object as KubeObject),
+          (event, old) => this.onTemplate(event.type, event.object as KubeObject, old),
         ),
       );
     }
     this.namespaceInformer = shell.watch(
       { group: '', version: 'v1', plural: 'namespaces' },
-      (event) => this.onNamespace(event.type, event.object as KubeObject),
+      (event, old) => this.onNamespace(event.type, event.object as KubeObject, old),
     );
     return Promise.resolve();
   }
 
-  /** Remembers the last version seen of an object, to compare on the next event. */
-  private swap(kind: string, object: KubeObject, deleted: boolean): KubeObject | undefined {
-    const key = `${kind}|${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
-    const old = this.previous.get(key);
-    if (deleted) this.previous.delete(key);
-    else this.previous.set(key, object);
-    return old;
-  }
-
-  private onInstance(type: string, object: KubeObject): void {
-    const old = this.swap('instance', object, type === 'DELETED');
+  private onInstance(type: string, object: KubeObject, old: KubeObject | undefined): void {
     if (type === 'DELETED') {
       const ref = templateRefOf(object as unknown as TemplateInstance);
       this.templates.enqueue(ref);
@@ -296,11 +287,10 @@ export class StencilOperator {
     if (specOrMetadataChanged(object, old)) this.instances.enqueue(requestOf(object));
   }
 
-  private onTemplate(type: string, object: KubeObject): void {
-    const old = this.swap('template', object, type === 'DELETED');
+  private onTemplate(type: string, object: KubeObject, old: KubeObject | undefined): void {
     if (type !== 'DELETED' && !specOrMetadataChanged(object, old)) return;
     this.templates.enqueue(requestOf(object));
-    for (const instance of this.cacheReader().instancesOf(
+    for (const instance of this.cache.instancesOf(
       object.metadata.namespace ?? '',
       object.metadata.name ?? '',
     )) {
@@ -308,8 +298,7 @@ export class StencilOperator {
     }
   }
 
-  private onNamespace(type: string, object: KubeObject): void {
-    const old = this.swap('namespace', object, type === 'DELETED');
+  private onNamespace(type: string, object: KubeObject, old: KubeObject | undefined): void {
     if (
       old &&
       JSON.stringify(old.metadata.labels ?? {}) === JSON.stringify(object.metadata.labels ?? {})

@@ -11,7 +11,8 @@ import { Informer, type ListWatchSource } from './informer.ts';
 // object (class at `.default`); bundlers that honour `__esModule` hand us the class itself.
 const Operator = dotI.default ?? (dotI as unknown as typeof dotI.default);
 
-export type EventHandler = (event: ResourceEvent) => void;
+/** A dot-i ResourceEvent, plus the previous version of the object on MODIFIED (the informer has it). */
+export type EventHandler = (event: ResourceEvent, old?: KubeObject) => void;
 
 export interface WatchTarget {
   group: string;
@@ -100,13 +101,13 @@ export class OperatorShell extends Operator {
       metadataOnly: target.metadataOnly,
       log: this.logFn,
     });
-    const emit = (type: ResourceEventType, object: KubeObject): void => {
+    const emit = (type: ResourceEventType, object: KubeObject, old?: KubeObject): void => {
       const meta = ResourceMetaImpl.createWithPlural(target.plural, object as never);
-      handler({ type, object: object as never, meta });
+      handler({ type, object: object as never, meta }, old);
     };
     informer.addHandlers({
       add: (o) => emit(ResourceEventType.Added, o),
-      update: (o) => emit(ResourceEventType.Modified, o),
+      update: (o, old) => emit(ResourceEventType.Modified, o, old),
       delete: (o) => emit(ResourceEventType.Deleted, o),
     });
     return informer;
