@@ -70,7 +70,10 @@ function specOrMetadataChanged(object: KubeObject, old: KubeObject | undefined):
   );
 }
 
-function requestOf(object: KubeObject): { namespace: string; name: string } {
+function requestOf(object: { metadata: KubeObject['metadata'] }): {
+  namespace: string;
+  name: string;
+} {
   return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
 }
 
@@ -294,7 +297,7 @@ export class StencilOperator {
       object.metadata.namespace ?? '',
       object.metadata.name ?? '',
     )) {
-      this.instances.enqueue(requestOf(instance as unknown as KubeObject));
+      this.instances.enqueue(requestOf(instance));
     }
   }
 
@@ -306,7 +309,7 @@ export class StencilOperator {
       return;
     const name = object.metadata.name ?? '';
     for (const instance of this.allInstances().filter((i) => i.metadata.namespace === name)) {
-      this.instances.enqueue(requestOf(instance as unknown as KubeObject));
+      this.instances.enqueue(requestOf(instance));
     }
   }
 

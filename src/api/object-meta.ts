@@ -36,6 +36,9 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
+/** What identifies an object and carries its metadata: every Stencil resource is one. */
+export type ObjectHead = Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>;
+
 export interface LabelSelectorRequirement {
   key: string;
   operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';

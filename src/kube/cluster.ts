@@ -1,7 +1,7 @@
 // ClusterPort over the API server: discovery-backed paths, raw-JSON server-side apply (field
 // manager `stencil`, force) and dry run, background deletes, status and finalizer patches with
 // optimistic concurrency, and deduplicated Events.
-import type { KubeObject } from '../api/object-meta.ts';
+import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { FIELD_MANAGER } from '../api/well-known.ts';
 import type { KindScope } from '../engine/source-port.ts';
 import {
@@ -58,7 +58,7 @@ export class KubeCluster implements ClusterPort {
     return resourcePath(id.apiVersion, info.plural, namespace, id.name);
   }
 
-  private objectPath(object: KubeObject): Promise<string> {
+  private objectPath(object: ObjectHead): Promise<string> {
     const { name, namespace } = object.metadata;
     return this.path({ apiVersion: object.apiVersion, kind: object.kind, namespace, name });
   }
@@ -125,7 +125,7 @@ export class KubeCluster implements ClusterPort {
     }
   }
 
-  async patchStatus(object: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
+  async patchStatus(object: ObjectHead, status: Record<string, unknown>): Promise<KubeObject> {
     const path = await this.objectPath(object);
     return this.http.request<KubeObject>({
       method: 'PATCH',
@@ -135,7 +135,7 @@ export class KubeCluster implements ClusterPort {
     });
   }
 
-  async setFinalizers(object: KubeObject, finalizers: string[]): Promise<KubeObject> {
+  async setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject> {
     const path = await this.objectPath(object);
     // resourceVersion makes the merge patch conditional: a concurrent change yields 409 Conflict.
     const body = { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } };

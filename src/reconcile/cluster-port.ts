@@ -1,7 +1,7 @@
 // The port through which reconcilers read and write the cluster. src/kube implements it over
 // the API server; tests can implement it in memory. Errors are ClusterErrors, classified by
 // HTTP status in exactly one place (src/kube/errors.ts).
-import type { KubeObject } from '../api/object-meta.ts';
+import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import type { KindScope } from '../engine/source-port.ts';
 
 export type ClusterErrorKind =
@@ -47,7 +47,7 @@ export interface ApplyOptions {
 
 export interface EventRecord {
   /** The object the event is about (an instance or a Template). */
-  regarding: KubeObject;
+  regarding: ObjectHead;
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
@@ -72,12 +72,12 @@ export interface ClusterPort {
    */
   delete(id: ObjectId): Promise<DeleteOutcome>;
   /** Merge-patches the status subresource of a Stencil resource. */
-  patchStatus(object: KubeObject, status: Record<string, unknown>): Promise<KubeObject>;
+  patchStatus(object: ObjectHead, status: Record<string, unknown>): Promise<KubeObject>;
   /**
    * Replaces metadata.finalizers with a JSON patch guarded by a `test` of the current list, so a
    * finalizer another controller added meanwhile is never dropped (the patch fails instead).
    */
-  setFinalizers(object: KubeObject, finalizers: string[]): Promise<KubeObject>;
+  setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject>;
   recordEvent(event: EventRecord): Promise<void>;
   /** The username the API server knows us by (SelfSubjectReview). */
   identity(): Promise<string>;

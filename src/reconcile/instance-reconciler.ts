@@ -127,7 +127,7 @@ export class InstanceReconciler implements Reconciler {
     }
     if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
       // The update event of this write brings the instance back.
-      await cluster.setFinalizers(instance as unknown as KubeObject, [
+      await cluster.setFinalizers(instance, [
         ...(instance.metadata.finalizers ?? []),
         FINALIZER_INSTANCE,
       ]);
@@ -322,7 +322,7 @@ export class InstanceReconciler implements Reconciler {
   ): Promise<TemplateInstance> {
     const before = [...(instance.status?.trackedGVKs ?? [])].sort();
     if (trackedGVKs.join() === before.join()) return instance;
-    const updated = await this.deps.cluster.patchStatus(instance as unknown as KubeObject, {
+    const updated = await this.deps.cluster.patchStatus(instance, {
       trackedGVKs,
     });
     return updated as unknown as TemplateInstance;
@@ -388,7 +388,7 @@ export class InstanceReconciler implements Reconciler {
       );
     }
     await this.deps.cluster.setFinalizers(
-      instance as unknown as KubeObject,
+      instance,
       finalizers.filter((f) => f !== FINALIZER_INSTANCE),
     );
     return {};
@@ -405,7 +405,7 @@ export class InstanceReconciler implements Reconciler {
       ...status,
       ...Object.fromEntries(removed.map((k) => [k, null])),
     };
-    await this.deps.cluster.patchStatus(instance as unknown as KubeObject, patch);
+    await this.deps.cluster.patchStatus(instance, patch);
   }
 
   private async event(
@@ -416,7 +416,7 @@ export class InstanceReconciler implements Reconciler {
   ): Promise<void> {
     try {
       await this.deps.cluster.recordEvent({
-        regarding: instance as unknown as KubeObject,
+        regarding: instance,
         type,
         reason,
         message,

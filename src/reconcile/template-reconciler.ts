@@ -2,7 +2,6 @@
 // phase, and the finalizer that holds deletion while TemplateInstances reference it.
 import type { Condition } from '../api/condition.ts';
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
-import type { KubeObject } from '../api/object-meta.ts';
 import type { Template, TemplateStatus } from '../api/template.ts';
 import { API_VERSION, FINALIZER_TEMPLATE, TEMPLATE_KIND } from '../api/well-known.ts';
 import { draft, mergeConditions } from '../engine/conditions.ts';
@@ -36,10 +35,7 @@ export class TemplateReconciler implements Reconciler {
     const finalizers = template.metadata.finalizers ?? [];
     if (template.metadata.deletionTimestamp) return this.finalize(template, finalizers);
     if (!finalizers.includes(FINALIZER_TEMPLATE)) {
-      await cluster.setFinalizers(template as unknown as KubeObject, [
-        ...finalizers,
-        FINALIZER_TEMPLATE,
-      ]);
+      await cluster.setFinalizers(template, [...finalizers, FINALIZER_TEMPLATE]);
       return {};
     }
     const evaluation = evaluateTemplate(template);
@@ -86,7 +82,7 @@ export class TemplateReconciler implements Reconciler {
       return {};
     }
     await this.deps.cluster.setFinalizers(
-      template as unknown as KubeObject,
+      template,
       finalizers.filter((f) => f !== FINALIZER_TEMPLATE),
     );
     return {};
@@ -94,9 +90,6 @@ export class TemplateReconciler implements Reconciler {
 
   private async writeStatus(template: Template, status: TemplateStatus): Promise<void> {
     if (canonicalJson(template.status ?? {}) === canonicalJson(status)) return;
-    await this.deps.cluster.patchStatus(
-      template as unknown as KubeObject,
-      status as unknown as Record<string, unknown>,
-    );
+    await this.deps.cluster.patchStatus(template, status as unknown as Record<string, unknown>);
   }
 }
