@@ -3,7 +3,7 @@
 // converge, the watch connections the operator holds against the distinct (kind, namespace)
 // pairs it reads, and the operator's memory — all read from its /metrics endpoint.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../tools/control-plane/control-plane.ts';
 import { join } from 'node:path';
 import { API_VERSION } from '../src/api/well-known.ts';
 import { benchCluster, object, passwordTemplate, until } from './support.ts';
@@ -11,15 +11,6 @@ import { benchCluster, object, passwordTemplate, until } from './support.ts';
 const NAMESPACES = 20;
 const PER_NAMESPACE = 10;
 const root = join(import.meta.dirname, '..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function series(metrics: string, name: string): { labels: string; value: number }[] {
   return metrics

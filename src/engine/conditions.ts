@@ -15,6 +15,11 @@ export interface ConditionDraft {
   message: string;
 }
 
+/** RFC 3339 at second precision, as Kubernetes writes condition times. */
+export function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 export function draft(type: string, ok: boolean, reason: string, message: string): ConditionDraft {
   return { type, status: ok ? 'True' : 'False', reason, message };
 }

@@ -29,6 +29,7 @@ import {
   type ApplyOutcome,
   type StatusInput,
 } from '../engine/instance-status.ts';
+import { rfc3339 } from '../engine/conditions.ts';
 import { gvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
 import {
   TerminalError,
@@ -427,10 +428,7 @@ export class InstanceReconciler implements Reconciler {
   }
 
   private now(): string {
-    return this.deps
-      .now()
-      .toISOString()
-      .replace(/\.\d{3}Z$/, 'Z');
+    return rfc3339(this.deps.now());
   }
 }
 

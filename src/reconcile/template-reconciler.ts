@@ -4,7 +4,7 @@ import type { Condition } from '../api/condition.ts';
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
 import type { Template, TemplateStatus } from '../api/template.ts';
 import { API_VERSION, FINALIZER_TEMPLATE, TEMPLATE_KIND } from '../api/well-known.ts';
-import { draft, mergeConditions } from '../engine/conditions.ts';
+import { draft, mergeConditions, rfc3339 } from '../engine/conditions.ts';
 import { canonicalJson } from '../engine/instance-status.ts';
 import { evaluateTemplate } from '../engine/template-evaluation.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
@@ -15,10 +15,6 @@ export interface TemplateReconcilerDeps {
   cluster: ClusterPort;
   cache: CacheReader;
   now: () => Date;
-}
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export class TemplateReconciler implements Reconciler {

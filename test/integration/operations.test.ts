@@ -2,7 +2,7 @@
 // reconciles; a standby takes over when it dies), probes, Prometheus metrics, and a SIGTERM that
 // exits 0 with the Lease released.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../../tools/control-plane/control-plane.ts';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -24,15 +24,6 @@ interface Replica {
   output: string;
 }
 const replicas: Replica[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function startReplica(): Promise<Replica> {
   const [metricsPort, probePort] = [await freePort(), await freePort()];

@@ -48,7 +48,8 @@ function baseDir(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port that was free a moment ago (bind it soon; clashes are retried by callers). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

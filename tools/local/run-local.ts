@@ -5,11 +5,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { createServer } from 'node:net';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import { connect } from '../../src/kube/connection.ts';
 import { ensureKubectl } from '../control-plane/binaries.ts';
-import { startControlPlane } from '../control-plane/control-plane.ts';
+import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
 import { installCrds } from '../control-plane/crds.ts';
 import { applyManifests, readManifests } from './apply-manifests.ts';
 
@@ -28,15 +27,6 @@ function buildIfNeeded(): void {
   say('building (npm run build)...');
   const result = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) throw new Error('npm run build failed');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 buildIfNeeded();
