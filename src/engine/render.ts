@@ -8,7 +8,7 @@ import { parseAllDocuments, visit, isScalar, LineCounter, type Document } from '
 import { InstanceReason } from '../api/condition.ts';
 import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import { MAX_RENDERED_BYTES, MAX_RESOURCES } from '../api/well-known.ts';
-import { registerHelpers, RenderHelperError } from './helpers.ts';
+import { HELPER_NAMES, registerHelpers, RenderHelperError } from './helpers.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
 
@@ -108,29 +108,11 @@ function createEnvironment(): typeof Handlebars {
 };
 
 const env = createEnvironment();
-const STENCIL_HELPERS = new Set(
-  Object.keys(env.helpers).filter(
-    (h) =>
-      ![
-        'each',
-        'if',
-        'unless',
-        'with',
-        'lookup',
-        'helperMissing',
-        'blockHelperMissing',
-        OUT_HELPER,
-      ].includes(h),
-  ),
-);
+const STENCIL_HELPERS: ReadonlySet<string> = new Set(HELPER_NAMES);
 
 /** Names of the helpers templates may call inline. */
 export function helperNames(): string[] {
   return [...STENCIL_HELPERS].sort();
-}
-
-function loc(node: hbs.AST.Node): hbs.AST.SourceLocation {
-  return node.loc;
 }
 
 /** Wraps every `{{...}}` so its result passes through the value-marking helper. */
@@ -145,7 +127,7 @@ function wrapMustaches(program: hbs.AST.Program): void {
             path: m.path,
             params: m.params,
             hash: m.hash,
-            loc: loc(m),
+            loc: m.loc,
           } as hbs.AST.SubExpression)
         : m.path;
       const at = position(m);
@@ -155,12 +137,12 @@ function wrapMustaches(program: hbs.AST.Program): void {
         depth: 0,
         parts: [OUT_HELPER],
         original: OUT_HELPER,
-        loc: loc(m),
+        loc: m.loc,
       };
       m.params = [inner];
       m.hash = {
         type: 'Hash',
-        loc: loc(m),
+        loc: m.loc,
         pairs: [
           {
             type: 'HashPair',
@@ -169,9 +151,9 @@ function wrapMustaches(program: hbs.AST.Program): void {
               type: 'StringLiteral',
               value: at,
               original: at,
-              loc: loc(m),
+              loc: m.loc,
             } as hbs.AST.StringLiteral,
-            loc: loc(m),
+            loc: m.loc,
           },
         ],
       };
