@@ -1,30 +1,36 @@
 #!/usr/bin/env node
-// The `stencil` command: `render` and `validate` (offline, the operator's own code path).
+// The `stencil` command: `run` (the operator), `render` and `validate` (offline, the operator's
+// own code path), and `--help` for each.
 // Every failure is one clear line on stderr with exit code 1 (checks failed) or 2 (bad usage or
 // unreadable files); never a stack trace.
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { renderCommand, RENDER_USAGE, type CommandResult } from './cli/render-command.ts';
-import { validateCommand, VALIDATE_USAGE } from './cli/validate-command.ts';
+import { helpText, usageLine, wantsHelp, type CommandSpec } from './cli/command-line.ts';
 import { UsageError } from './cli/manifest-files.ts';
-import { ConfigError } from './config.ts';
+import { renderCommand, RENDER_COMMAND, type CommandResult } from './cli/render-command.ts';
+import { validateCommand, VALIDATE_COMMAND } from './cli/validate-command.ts';
+import { ConfigError, RUN_COMMAND } from './config.ts';
 import { runOperator } from './main.ts';
 
-// Every flag is also STENCIL_<FLAG> in the environment (docs/operations.md).
-const RUN_USAGE = [
-  'usage: stencil run [--kubeconfig PATH] [--namespaces a,b] [--concurrency N] [--resync-period SECONDS]',
-  '      [--leader-elect] [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]',
-  '      [--webhook-port N] [--webhook-service NS/NAME[:PORT] | --webhook-url URL] [--webhook-cert-dir DIR]',
-  '      [--operator-namespace NS] [--log-level debug|info|warn|error] [--log-format json|text]',
-].join('\n');
+const COMMANDS: Record<
+  string,
+  { spec: CommandSpec; run: (argv: string[]) => Promise<CommandResult> }
+> = {
+  run: {
+    spec: RUN_COMMAND,
+    run: async (argv) => ({ exitCode: await runOperator(argv), stdout: '', stderr: '' }),
+  },
+  render: { spec: RENDER_COMMAND, run: renderCommand },
+  validate: { spec: VALIDATE_COMMAND, run: (argv) => Promise.resolve(validateCommand(argv)) },
+};
 
 const USAGE = [
   'usage: stencil <command> [flags]',
   '',
   'commands:',
-  `  ${RUN_USAGE.replace('usage: ', '')}`,
-  `  ${RENDER_USAGE.replace('usage: ', '')}`,
-  `  ${VALIDATE_USAGE.replace('usage: ', '')}`,
+  ...Object.values(COMMANDS).map(({ spec }) => `  ${usageLine(spec).replace('usage: ', '')}`),
+  '',
+  'stencil <command> --help lists the flags of a command.',
 ].join('\n');
 
 export async function main(argv: string[]): Promise<CommandResult> {
@@ -34,22 +40,16 @@ export async function main(argv: string[]): Promise<CommandResult> {
       throw new UsageError(
         'no command given (commands: run, render, validate; see stencil --help)',
       );
-    switch (command) {
-      case 'render':
-        return await renderCommand(rest);
-      case 'validate':
-        return validateCommand(rest);
-      case 'run':
-        return { exitCode: await runOperator(rest), stdout: '', stderr: '' };
-      case 'help':
-      case '--help':
-      case '-h':
-        return { exitCode: 0, stdout: `${USAGE}\n`, stderr: '' };
-      default:
-        throw new UsageError(
-          `unknown command "${command}" (commands: run, render, validate; see stencil --help)`,
-        );
-    }
+    if (command === 'help' || command === '--help' || command === '-h')
+      return { exitCode: 0, stdout: `${USAGE}\n`, stderr: '' };
+    const known = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!known)
+      throw new UsageError(
+        `unknown command "${command}" (commands: run, render, validate; see stencil --help)`,
+      );
+    if (wantsHelp(known.spec, rest))
+      return { exitCode: 0, stdout: helpText(known.spec), stderr: '' };
+    return await known.run(rest);
   } catch (err) {
     const usage = err instanceof UsageError || err instanceof ConfigError;
     const message = err instanceof Error ? err.message : String(err);

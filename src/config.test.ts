@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { helpText } from './cli/command-line.ts';
+import { ConfigError, loadConfig, RUN_COMMAND } from './config.ts';
 
 describe('stencil run configuration', () => {
   it('has the defaults of SPEC §9', () => {
@@ -14,6 +15,7 @@ describe('stencil run configuration', () => {
       webhookUrl: undefined,
       webhookService: undefined,
       webhookCertDir: undefined,
+      webhookBreakGlassGroups: [],
       operatorNamespace: undefined,
       leaderElect: false,
       metricsBindAddress: ':8080',
@@ -57,9 +59,35 @@ describe('stencil run configuration', () => {
     [['--webhook-port=70000'], '--webhook-port must be a port number'],
     [['--webhook-service=nope'], '--webhook-service must be namespace/name[:port]'],
     [['--metrics-bind-address=8080'], '--metrics-bind-address must be [host]:port or 0'],
-    [['--frobnicate'], "Unknown option '--frobnicate'"],
+    [['--frobnicate'], 'unknown flag --frobnicate; usage: stencil run [flags]'],
+    [['--concurrency'], "Option '--concurrency <value>' argument missing; usage: stencil run"],
+    [['stray'], "Unexpected argument 'stray'; usage: stencil run [flags]"],
   ])('refuses %j with a message naming the flag', (argv, message) => {
     expect(() => loadConfig(argv, {})).toThrow(ConfigError);
     expect(() => loadConfig(argv, {})).toThrow(message);
+  });
+
+  it('reads the break-glass groups from the flag or STENCIL_WEBHOOK_BREAK_GLASS_GROUPS', () => {
+    expect(
+      loadConfig(['--webhook-break-glass-groups', 'sre, oncall,'], {}).webhookBreakGlassGroups,
+    ).toEqual(['sre', 'oncall']);
+    const env = { STENCIL_WEBHOOK_BREAK_GLASS_GROUPS: 'platform-admins' };
+    expect(loadConfig([], env).webhookBreakGlassGroups).toEqual(['platform-admins']);
+    expect(loadConfig(['--webhook-break-glass-groups=sre'], env).webhookBreakGlassGroups).toEqual([
+      'sre',
+    ]);
+  });
+
+  it('accepts every flag its help lists, and its help lists every flag with a description', () => {
+    const lines = helpText(RUN_COMMAND).split('\n');
+    for (const [name, flag] of Object.entries(RUN_COMMAND.flags)) {
+      const line = lines.find((l) => new RegExp(`^ +--${name}[ =]`).test(l));
+      expect(line, `--${name} in stencil run --help`).toBeDefined();
+      expect(flag.description).toMatch(/^\S.{10,}$/);
+      expect(line).toContain(flag.description);
+      const argv = flag.type === 'boolean' ? [`--${name}`] : [`--${name}`, 'x'];
+      // Parsed (a value may still be refused by its own check, never as an unknown flag).
+      expect(() => loadConfig(argv, {})).not.toThrow(/unknown flag/);
+    }
   });
 });

@@ -1,6 +1,6 @@
 // The only reader of command-line flags and STENCIL_* environment variables: produces the frozen
 // configuration of `stencil run`. A flag wins over its environment variable.
-import { parseArgs } from 'node:util';
+import { parseCommandLine, type CommandSpec } from './cli/command-line.ts';
 import type { LogLevel } from './log.ts';
 
 export interface OperatorConfig {
@@ -20,6 +20,11 @@ export interface OperatorConfig {
   webhookService?: { namespace: string; name: string; port: number };
   /** Serve the webhook certificate mounted here (cert-manager) instead of the operator's own. */
   webhookCertDir?: string;
+  /**
+   * Members of these groups may change strict-mode resources although the webhook would deny it
+   * (break glass); empty by default, so only the operator's own username is exempt.
+   */
+  webhookBreakGlassGroups: string[];
   /** Namespace of the operator's own objects (the webhook certificate Secret, the Lease). */
   operatorNamespace?: string;
   leaderElect: boolean;
@@ -30,22 +35,92 @@ export interface OperatorConfig {
 
 export class ConfigError extends Error {}
 
-const OPTIONS = {
-  kubeconfig: { type: 'string' },
-  namespaces: { type: 'string' },
-  concurrency: { type: 'string' },
-  'resync-period': { type: 'string' },
-  'log-level': { type: 'string' },
-  'log-format': { type: 'string' },
-  'webhook-port': { type: 'string' },
-  'webhook-url': { type: 'string' },
-  'webhook-service': { type: 'string' },
-  'webhook-cert-dir': { type: 'string' },
-  'operator-namespace': { type: 'string' },
-  'leader-elect': { type: 'boolean' },
-  'metrics-bind-address': { type: 'string' },
-  'health-probe-bind-address': { type: 'string' },
-} as const;
+/** `stencil run`: its flags with their help lines (SPEC §9, docs/operations.md). */
+export const RUN_COMMAND = {
+  name: 'run',
+  synopsis: '[flags]',
+  summary:
+    'Runs the operator: reconciles Templates and TemplateInstances, serves the strict-mode webhook.',
+  flags: {
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      description: 'kubeconfig file (default $KUBECONFIG, then the in-cluster ServiceAccount)',
+    },
+    namespaces: {
+      type: 'string',
+      value: 'a,b',
+      description: "namespaces to watch, comma-separated; include the Templates' (default all)",
+    },
+    concurrency: {
+      type: 'string',
+      value: 'N',
+      description: 'instances reconciled in parallel (default 8)',
+    },
+    'resync-period': {
+      type: 'string',
+      value: 'SECONDS',
+      description: 'every instance and Template is reconciled at least this often (default 600)',
+    },
+    'leader-elect': {
+      type: 'boolean',
+      description:
+        'hold the Lease stencil-leader in the operator namespace; only the holder reconciles',
+    },
+    'metrics-bind-address': {
+      type: 'string',
+      value: 'ADDR',
+      description: '[host]:port of /metrics; 0 disables (default :8080)',
+    },
+    'health-probe-bind-address': {
+      type: 'string',
+      value: 'ADDR',
+      description: '[host]:port of /healthz and /readyz; 0 disables (default :8081)',
+    },
+    'webhook-port': {
+      type: 'string',
+      value: 'N',
+      description: 'port of the strict-mode admission webhook; 0 disables (default 9443)',
+    },
+    'webhook-service': {
+      type: 'string',
+      value: 'NS/NAME[:PORT]',
+      description: 'the Service through which the API server calls the webhook (in a cluster)',
+    },
+    'webhook-url': {
+      type: 'string',
+      value: 'URL',
+      description: 'or the URL at which the API server calls the webhook (local runs)',
+    },
+    'webhook-cert-dir': {
+      type: 'string',
+      value: 'DIR',
+      description: "serve DIR/tls.crt and tls.key (cert-manager) instead of the operator's own",
+    },
+    'webhook-break-glass-groups': {
+      type: 'string',
+      value: 'a,b',
+      description: 'groups whose members may still change strict-mode resources (default none)',
+    },
+    'operator-namespace': {
+      type: 'string',
+      value: 'NS',
+      description: "namespace of the Lease and the webhook Secret (default the ServiceAccount's)",
+    },
+    'log-level': {
+      type: 'string',
+      value: 'LEVEL',
+      description: 'debug, info, warn or error (default info)',
+    },
+    'log-format': { type: 'string', value: 'FORMAT', description: 'json or text (default json)' },
+  },
+  notes: [
+    'Every flag can also be set as STENCIL_<FLAG> in the environment (--log-level as',
+    'STENCIL_LOG_LEVEL); a flag wins. See docs/operations.md.',
+  ],
+} as const satisfies CommandSpec;
+
+type RunFlag = keyof typeof RUN_COMMAND.flags;
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -94,26 +169,31 @@ function oneOf<T extends string>(
   return value as T;
 }
 
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
 /** Parses `argv` (after `stencil run`) with `env` as fallback. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig {
-  let values: Partial<Record<keyof typeof OPTIONS, string | boolean>>;
+  let values: Readonly<Record<string, unknown>>;
   try {
-    values = parseArgs({ args: argv, options: OPTIONS, strict: true }).values;
+    values = parseCommandLine(RUN_COMMAND, argv).values;
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
-  const get = (name: keyof typeof OPTIONS): string | undefined => {
+  const get = (name: RunFlag): string | undefined => {
     const value = values[name];
     if (typeof value === 'boolean') return String(value);
-    return value ?? env[`STENCIL_${name.toUpperCase().replace(/-/g, '_')}`];
+    if (typeof value === 'string') return value;
+    return env[`STENCIL_${name.toUpperCase().replace(/-/g, '_')}`];
   };
-  const namespaces = get('namespaces')
-    ?.split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
+  const namespaces = list(get('namespaces'));
   return Object.freeze({
     kubeconfig: get('kubeconfig') ?? env.KUBECONFIG,
-    namespaces: namespaces && namespaces.length > 0 ? namespaces : undefined,
+    namespaces: namespaces.length > 0 ? namespaces : undefined,
     concurrency: positiveInt('concurrency', get('concurrency'), 8),
     resyncSeconds: positiveInt('resync-period', get('resync-period'), 600),
     logLevel: oneOf(
@@ -127,6 +207,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     webhookUrl: get('webhook-url'),
     webhookService: service(get('webhook-service')),
     webhookCertDir: get('webhook-cert-dir'),
+    webhookBreakGlassGroups: list(get('webhook-break-glass-groups')),
     operatorNamespace: get('operator-namespace'),
     leaderElect: bool('leader-elect', get('leader-elect')),
     metricsBindAddress: bindAddress('metrics-bind-address', get('metrics-bind-address') ?? ':8080'),

@@ -1,6 +1,5 @@
 // `stencil render`: renders an instance offline exactly as the operator would (the same
 // evaluateInstance path), resolving valueFrom against the objects in --objects files.
-import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
@@ -10,10 +9,37 @@ import { evaluateInstance, templateRefOf } from '../engine/instance-evaluation.t
 import { MemorySource } from '../engine/memory-source.ts';
 import { formatProblem } from '../engine/problem.ts';
 import { validateAgainstCrd, type CrdKind } from '../engine/schema-validation.ts';
+import {
+  parseCommandLine,
+  stringFlag,
+  stringFlags,
+  usageLine,
+  type CommandSpec,
+} from './command-line.ts';
 import { readDocuments, readSingle, UsageError } from './manifest-files.ts';
 
-export const RENDER_USAGE =
-  'usage: stencil render --template T.yaml --instance I.yaml [--objects O.yaml]... [--output yaml|json]';
+export const RENDER_COMMAND: CommandSpec = {
+  name: 'render',
+  synopsis: '--template T.yaml --instance I.yaml [--objects O.yaml]... [--output yaml|json]',
+  summary:
+    'Renders a TemplateInstance offline exactly as the operator would; exit 0 Ready, 1 Failed, 2 bad usage.',
+  flags: {
+    template: { type: 'string', value: 'T.yaml', description: 'the Template (required)' },
+    instance: { type: 'string', value: 'I.yaml', description: 'the TemplateInstance (required)' },
+    objects: {
+      type: 'string',
+      multiple: true,
+      value: 'O.yaml',
+      description: 'objects valueFrom reads: Secrets, ConfigMaps, any kind',
+    },
+    output: {
+      type: 'string',
+      short: 'o',
+      value: 'yaml|json',
+      description: 'manifests with ownership metadata, or the status as JSON (default yaml)',
+    },
+  },
+};
 
 export interface CommandResult {
   exitCode: number;
@@ -34,30 +60,15 @@ function parse(argv: string[]): {
   objects: string[];
   output: 'yaml' | 'json';
 } {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        template: { type: 'string' },
-        instance: { type: 'string' },
-        objects: { type: 'string', multiple: true },
-        output: { type: 'string', short: 'o', default: 'yaml' },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message} (${RENDER_USAGE})`);
-  }
-  if (!values.template || !values.instance)
-    throw new UsageError(`--template and --instance are required (${RENDER_USAGE})`);
-  if (values.output !== 'yaml' && values.output !== 'json')
-    throw new UsageError(`--output must be yaml or json (${RENDER_USAGE})`);
-  return {
-    template: values.template,
-    instance: values.instance,
-    objects: values.objects ?? [],
-    output: values.output,
-  };
+  const line = parseCommandLine(RENDER_COMMAND, argv);
+  const [template, instance] = [stringFlag(line, 'template'), stringFlag(line, 'instance')];
+  const output = stringFlag(line, 'output') ?? 'yaml';
+  const usage = usageLine(RENDER_COMMAND);
+  if (!template || !instance)
+    throw new UsageError(`--template and --instance are required; ${usage}`);
+  if (output !== 'yaml' && output !== 'json')
+    throw new UsageError(`--output must be yaml or json; ${usage}`);
+  return { template, instance, objects: stringFlags(line, 'objects'), output };
 }
 
 function withDefaults(

@@ -9,8 +9,19 @@ import { validateAgainstCrd } from '../engine/schema-validation.ts';
 import { evaluateTemplate } from '../engine/template-evaluation.ts';
 import { kindOf, readDocuments, UsageError, type LoadedDocument } from './manifest-files.ts';
 import type { CommandResult } from './render-command.ts';
+import { parseCommandLine, usageLine, type CommandSpec } from './command-line.ts';
 
-export const VALIDATE_USAGE = 'usage: stencil validate FILE...';
+export const VALIDATE_COMMAND: CommandSpec = {
+  name: 'validate',
+  synopsis: 'FILE...',
+  summary:
+    'Checks the Templates and TemplateInstances in FILE... as the operator would; exit 0 valid, 1 not, 2 bad usage.',
+  flags: {},
+  positionals: {
+    value: 'FILE...',
+    description: 'YAML files of Templates and TemplateInstances (other kinds are skipped)',
+  },
+};
 
 function nameOf(value: unknown): string {
   const metadata = (value as { metadata?: { name?: unknown; namespace?: unknown } }).metadata;
@@ -67,9 +78,9 @@ function templatesByName(docs: LoadedDocument[]): Map<string, Template> {
   return templates;
 }
 
-export function validateCommand(files: string[]): CommandResult {
-  if (files.length === 0 || files.some((f) => f.startsWith('-')))
-    throw new UsageError(VALIDATE_USAGE);
+export function validateCommand(argv: string[]): CommandResult {
+  const files = parseCommandLine(VALIDATE_COMMAND, argv).positionals;
+  if (files.length === 0) throw new UsageError(`no FILE given; ${usageLine(VALIDATE_COMMAND)}`);
   const docs = files.flatMap(readDocuments);
   const templates = templatesByName(docs);
   const out: string[] = [];

@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.ts';
+import { RENDER_COMMAND } from '../../src/cli/render-command.ts';
+import { VALIDATE_COMMAND } from '../../src/cli/validate-command.ts';
+import { RUN_COMMAND } from '../../src/config.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const sample = (name: string, file: string): string => join(root, 'samples', name, file);
@@ -283,5 +286,87 @@ describe('the built binary', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('stencil.dev/instance-uid');
+  });
+});
+
+describe('stencil <command> --help', () => {
+  const commands = [
+    ['run', RUN_COMMAND],
+    ['render', RENDER_COMMAND],
+    ['validate', VALIDATE_COMMAND],
+  ] as const;
+
+  it.each(
+    commands.flatMap(([name, spec]) => [
+      [name, '--help', spec] as const,
+      [name, '-h', spec] as const,
+    ]),
+  )(
+    'stencil %s %s prints its usage, every flag with a description, and exits 0',
+    async (name, flag, spec) => {
+      const result = await main([name, flag]);
+      expect(result.exitCode).toBe(0);
+      expect(result.stderr).toBe('');
+      const lines = result.stdout.split('\n');
+      expect(lines[0]).toBe(`usage: stencil ${name} ${spec.synopsis}`);
+      for (const [flagName, { description }] of Object.entries({
+        ...spec.flags,
+        help: { description: 'print this help and exit' },
+      })) {
+        const line = lines.find((l) => new RegExp(`^  (-\\w, )? *--${flagName}\\b`).test(l));
+        expect(line, `--${flagName}`).toBeDefined();
+        expect(line).toContain(description);
+      }
+    },
+  );
+
+  it('lists the flags an operator user looks for', async () => {
+    const run = (await main(['run', '--help'])).stdout;
+    for (const flag of ['--kubeconfig PATH', '--leader-elect', '--webhook-break-glass-groups a,b'])
+      expect(run).toContain(flag);
+    expect(run).toContain('STENCIL_<FLAG>');
+    expect((await main(['render', '-h'])).stdout).toMatch(/-o, --output yaml\|json +\S/);
+    expect((await main(['validate', '--help'])).stdout).toMatch(/FILE\.\.\. +YAML files/);
+  });
+
+  it('answers --help even after other flags, without running anything', async () => {
+    // `run` would otherwise connect to a cluster; `render` would read the (missing) files.
+    expect((await main(['run', '--kubeconfig', '/nonexistent', '--help'])).exitCode).toBe(0);
+    expect((await main(['render', '--template', '/nonexistent', '-h'])).exitCode).toBe(0);
+  });
+
+  it('the top-level help names every command and how to get its flags', async () => {
+    const result = await main(['--help']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('stencil run [flags]');
+    expect(result.stdout).toContain('stencil validate FILE...');
+    expect(result.stdout).toContain('stencil <command> --help');
+  });
+
+  it.each([
+    ['run', '--frobnicate', 'usage: stencil run [flags]'],
+    ['render', '--bogus=1', `usage: stencil render ${RENDER_COMMAND.synopsis}`],
+    ['validate', '-x', 'usage: stencil validate FILE...'],
+  ])(
+    'stencil %s %s exits 2 with one line naming the flag and the usage line',
+    async (name, flag, usage) => {
+      const result = await main([name, flag, 'file.yaml']);
+      expect(result).toEqual({
+        exitCode: 2,
+        stdout: '',
+        stderr: `stencil: unknown flag ${flag.split('=')[0]}; ${usage}\n`,
+      });
+    },
+  );
+
+  it('the built binary answers stencil run --help with exit 0 and refuses an unknown flag with 2', () => {
+    const run = (...args: string[]): { status: number | null; stdout: string; stderr: string } =>
+      spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { encoding: 'utf8' });
+    const help = run('run', '--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('--webhook-break-glass-groups');
+    const unknown = run('run', '--help-me');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toBe('stencil: unknown flag --help-me; usage: stencil run [flags]\n');
   });
 });
