@@ -2,6 +2,7 @@
 // unquoted `off` is a boolean there too); unreadable or unparsable files are usage errors.
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../api/object-meta.ts';
 
 /** A failure the user fixes by changing the command line or a file: exit code 2. */
 export class UsageError extends Error {}
@@ -33,7 +34,13 @@ export function readDocuments(file: string): LoadedDocument[] {
         `${file}: document ${i + 1}${line ? `, line ${line}` : ''}: ${error.message.split('\n')[0]}`,
       );
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      // maxAliasCount refuses "billion laughs" alias bombs.
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      throw new UsageError(`${file}: document ${i + 1}: ${(err as Error).message.split('\n')[0]}`);
+    }
     if (value === null || value === undefined) return;
     loaded.push({ file, index: i + 1, value });
   });
@@ -53,4 +60,34 @@ export function readSingle(file: string, kind: string): unknown {
     throw new UsageError(`${file}: expected exactly one ${kind}, found ${docs.length}`);
   }
   return docs[0]!.value;
+}
+
+function shapeProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'is not a mapping';
+  const object = value as { apiVersion?: unknown; kind?: unknown; metadata?: unknown };
+  if (typeof object.apiVersion !== 'string' || object.apiVersion === '') return 'has no apiVersion';
+  if (typeof object.kind !== 'string' || object.kind === '') return 'has no kind';
+  const metadata = object.metadata as { name?: unknown; namespace?: unknown } | null | undefined;
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+    return 'has no metadata';
+  if (typeof metadata.name !== 'string' || metadata.name === '') return 'has no metadata.name';
+  if (metadata.namespace !== undefined && typeof metadata.namespace !== 'string')
+    return 'has a metadata.namespace that is not a string';
+  return undefined;
+}
+
+/**
+ * Reads the Kubernetes objects of an `--objects` file: every document must be a mapping with
+ * apiVersion, kind and metadata.name (a `List` is not unpacked).
+ */
+export function readObjects(file: string): KubeObject[] {
+  return readDocuments(file).map((doc) => {
+    const wrong = shapeProblem(doc.value);
+    if (wrong)
+      throw new UsageError(
+        `${file}: document ${doc.index} ${wrong}: each object needs apiVersion, kind and metadata.name`,
+      );
+    return doc.value as KubeObject;
+  });
 }

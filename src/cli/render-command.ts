@@ -1,7 +1,6 @@
 // `stencil render`: renders an instance offline exactly as the operator would (the same
 // evaluateInstance path), resolving valueFrom against the objects in --objects files.
 import { stringify } from 'yaml';
-import type { KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { readyCondition } from '../engine/conditions.ts';
@@ -16,7 +15,7 @@ import {
   usageLine,
   type CommandSpec,
 } from './command-line.ts';
-import { readDocuments, readSingle, UsageError } from './manifest-files.ts';
+import { readObjects, readSingle, UsageError } from './manifest-files.ts';
 
 export const RENDER_COMMAND: CommandSpec = {
   name: 'render',
@@ -100,9 +99,7 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
     ),
     template,
   );
-  const objects = args.objects.flatMap((file) =>
-    readDocuments(file).map((d) => d.value as KubeObject),
-  );
+  const objects = args.objects.flatMap(readObjects);
   const { instance } = loaded;
   const ref = templateRefOf(instance);
   const matches =

@@ -41,6 +41,10 @@ export class RenderHelperError extends Error {
 /** Longest text `indent`, `nindent`, `replace`, `join` and `concat` may build (2 MiB of chars). */
 export const MAX_HELPER_TEXT_LENGTH = 2 * 1024 * 1024;
 
+/** Longest list `split` and `concat` may build: nested `concat`s would otherwise double a list
+ *  at every level. */
+export const MAX_HELPER_LIST_LENGTH = 100_000;
+
 interface Kit {
   /** Wraps YAML text so the renderer emits it as syntax. */
   readonly raw: (text: string) => SafeString;
@@ -281,13 +285,27 @@ function joinList([separator, list]: readonly unknown[], kit: Kit): string {
   return texts.join(sep);
 }
 
+function ensureListFits(length: number, kit: Kit): void {
+  if (length > MAX_HELPER_LIST_LENGTH) {
+    kit.fail(`would produce a list of more than ${MAX_HELPER_LIST_LENGTH} items`);
+  }
+}
+
 function splitText([separator, value]: readonly unknown[], kit: Kit): string[] {
   const [sep, text] = [textOf(separator, kit), textOf(value, kit)];
-  return sep === '' ? Array.from(text) : text.split(sep);
+  const parts = sep === '' ? Array.from(text) : text.split(sep, MAX_HELPER_LIST_LENGTH + 1);
+  ensureListFits(parts.length, kit);
+  return parts;
 }
 
 function concatValues(args: readonly unknown[], kit: Kit): unknown {
-  if (args.every((arg) => Array.isArray(arg))) return args.flatMap((arg) => arg as unknown[]);
+  if (args.every((arg) => Array.isArray(arg))) {
+    ensureListFits(
+      args.reduce((sum: number, arg) => sum + (arg as unknown[]).length, 0),
+      kit,
+    );
+    return args.flatMap((arg) => arg as unknown[]);
+  }
   if (args.some((arg) => typeof arg === 'object' && arg !== null)) {
     return kit.fail('expects either lists only or scalars only');
   }

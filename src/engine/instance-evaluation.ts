@@ -10,6 +10,7 @@ import { sortForInstall, stampOwnership } from './inventory.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, type Problem } from './problem.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
+import { Redactor } from './redaction.ts';
 import { placeResources } from './resource-scope.ts';
 import type { KindScope, SourcePort } from './source-port.ts';
 import { targetNamespaceRefusal } from './target-namespaces.ts';
@@ -33,6 +34,11 @@ export interface InstanceEvaluation {
   /** Placed, stamped and in install order; empty unless ok. */
   resources: KubeObject[];
   syncMode: SyncMode;
+  /**
+   * Hides Secret-backed values: every message of this evaluation already went through it, and
+   * every message derived from its resources (API server errors, Events, logs) must too.
+   */
+  redactor: Redactor;
 }
 
 /** `templateRef` with its namespace defaulted to the instance's. */
@@ -72,8 +78,24 @@ function failed(
   syncMode: SyncMode,
   resolved?: ResolvedParameters,
 ): InstanceEvaluation {
-  conditions.push(draft(type, false, problem.reason, formatProblem(problem)));
-  return { conditions, ok: false, problem, resolved, resources: [], syncMode };
+  const redactor = resolved?.redactor ?? Redactor.none;
+  const shown = redactor.redactProblem(problem);
+  conditions.push(draft(type, false, shown.reason, formatProblem(shown)));
+  return {
+    conditions: redacted(conditions, redactor),
+    ok: false,
+    problem: shown,
+    resolved,
+    resources: [],
+    syncMode,
+    redactor,
+  };
+}
+
+/** Every message, not just the failing one: none may show a Secret, even by coincidence. */
+function redacted(conditions: ConditionDraft[], redactor: Redactor): ConditionDraft[] {
+  if (!redactor.active) return conditions;
+  return conditions.map((c) => ({ ...c, message: redactor.redact(c.message) }));
 }
 
 async function scopes(
@@ -146,7 +168,14 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const owner = { name: instance.metadata.name ?? '', namespace, uid: instance.metadata.uid ?? '' };
   const resources = sortForInstall(rendered.objects.map((o) => stampOwnership(o, owner, syncMode)));
   conditions.push(draft(T.Rendered, true, R.Success, `rendered ${resources.length} resource(s)`));
-  return { conditions, ok: true, resolved: resolved.value, resources, syncMode };
+  return {
+    conditions: redacted(conditions, resolved.value.redactor),
+    ok: true,
+    resolved: resolved.value,
+    resources,
+    syncMode,
+    redactor: resolved.value.redactor,
+  };
 }
 
 type RenderResult = { ok: true; objects: KubeObject[] } | { ok: false; problem: Problem };

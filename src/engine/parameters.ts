@@ -14,6 +14,7 @@ import type {
 import { evaluateJsonPath } from './jsonpath.ts';
 import { coerceParameter, emptyValue } from './parameter-types.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
+import { Redactor, type SecretValue } from './redaction.ts';
 import { describeRef, type ReadFailure, type SourcePort, type SourceRead } from './source-port.ts';
 
 /** A source read during resolution, for the watch registry and for messages. */
@@ -41,6 +42,8 @@ export interface ResolvedParameters {
   /** A defaultValue stood in for a read that failed transiently: do not prune this time. */
   transientFallback: boolean;
   sources: SourceReference[];
+  /** Hides the Secret-backed values in any message derived from this resolution. */
+  redactor: Redactor;
 }
 
 interface Resolution {
@@ -335,7 +338,9 @@ export async function resolveParameters(
     defaultsUsed: [],
     transientFallback: false,
     sources: ctx.sources,
+    redactor: Redactor.none,
   };
+  const secrets: SecretValue[] = [];
   for (const declaration of template.spec.parameters ?? []) {
     const override = overrides.get(declaration.name);
     const resolved = await resolveOne(ctx, declaration, override);
@@ -350,6 +355,11 @@ export async function resolveParameters(
           secret: resolution.secret,
         });
     if (!typed.ok) return typed;
+    if (resolution.secret) {
+      // Both forms: a message may quote the text as read ("TRUE") or as typed (true).
+      secrets.push({ name: declaration.name, value: resolution.value });
+      secrets.push({ name: declaration.name, value: typed.value });
+    }
     Object.defineProperty(result.values, declaration.name, {
       value: typed.value,
       enumerable: true,
@@ -362,6 +372,7 @@ export async function resolveParameters(
       if (defaultUsed.failure === 'Transient') result.transientFallback = true;
     }
   }
+  result.redactor = Redactor.of(secrets);
   return success(result);
 }
 

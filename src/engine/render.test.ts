@@ -1,3 +1,4 @@
+import { fc, it as prop } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../api/object-meta.ts';
 import { MAX_RESOURCES } from '../api/well-known.ts';
@@ -250,5 +251,141 @@ describe('rendered output', () => {
   it('uses YAML 1.1 like kubectl, so 0644 is octal', () => {
     const object = renderOne(configMap('  x: "1"\nspec:\n  mode: 0644'));
     expect(object.spec).toEqual({ mode: 420 });
+  });
+});
+
+describe('the output budget is enforced while rendering', () => {
+  const nestedIndent = (inner: string): string =>
+    `${configMap('  a: |')}\n{{#each parameters.l}}{{#each ../parameters.l}}${inner}\n{{/each}}{{/each}}`;
+  const hostile = { l: Array.from({ length: 300 }, (_, i) => i), big: 'x'.repeat(1_500_000) };
+
+  it('stops a nested loop that inserts a 1.5 MB value 90,000 times at the limit', () => {
+    const result = render(nestedIndent('{{indent 4 @root.parameters.big}}'), hostile);
+    expect(!result.ok && result.problems[0]).toMatchObject({
+      reason: 'TemplateExecutionFailed',
+      message: expect.stringContaining('exceeds the limit of 2097152 bytes (2 MiB)'),
+    });
+  });
+
+  it('stops the same loop when the value comes out as YAML text', () => {
+    const result = render(nestedIndent('{{indent 4 (toYaml @root.parameters.big)}}'), hostile);
+    expect(!result.ok && result.problems[0]?.message).toContain('exceeds the limit');
+  });
+
+  it('stops helper work whose result is never written', () => {
+    const result = render(nestedIndent('{{#if (indent 1 @root.parameters.big)}}{{/if}}'), hostile);
+    expect(!result.ok && result.problems[0]?.message).toContain('helpers processed more than');
+  });
+
+  it('stops static text repeated by nested loops', () => {
+    const line = `    ${'y'.repeat(1000)}`;
+    const result = render(nestedIndent(line), { l: hostile.l });
+    expect(!result.ok && result.problems[0]?.message).toContain('exceeds the limit');
+  });
+
+  it('refuses a list that nested concat would double past the list limit', () => {
+    let expression = 'parameters.l';
+    for (let i = 0; i < 12; i++) expression = `(concat ${expression} ${expression})`;
+    const result = render(`${configMap('  a: "1"')}\n  n: {{len ${expression}}}`, hostile);
+    expect(!result.ok && result.problems[0]?.message).toContain('list of more than 100000 items');
+  });
+
+  it('renders a loop whose output fits, however much of it is helper YAML', () => {
+    const items = Array.from({ length: 40 }, (_, i) => ({
+      name: `item-${i}`,
+      v: 'z'.repeat(20_000),
+    }));
+    const object = renderOne(
+      `${configMap('  a: "1"')}\nspec:\n  items:\n{{#each parameters.items}}    - {{toJson this}}\n{{/each}}`,
+      { items },
+    );
+    expect((object.spec as { items: unknown[] }).items).toHaveLength(40);
+  });
+
+  prop.prop([fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1, max: 200_000 })], {
+    numRuns: 40,
+  })('any loop size either fits and renders, or is refused for size', (count, size) => {
+    const result = render(nestedIndent('    {{@root.parameters.big}}'), {
+      l: Array.from({ length: count }, (_, i) => i),
+      big: 'b'.repeat(size),
+    });
+    if (result.ok) {
+      const data = result.value[0]!.object.data as { a: string };
+      expect(data.a.length).toBeLessThanOrEqual(2 * 1024 * 1024);
+      expect(data.a.length).toBe(1 + count * count * (size + 1)); // the block opens with a blank line
+    } else {
+      expect(result.problems[0]?.message).toMatch(/limit|steps/);
+    }
+  });
+});
+
+const withMetadata = (metadata: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n${metadata}\n`;
+
+describe('keys that come from values', () => {
+  it.each([
+    ['metadata.name', '  name: x\n  {{parameters.k}}: other-name', 'name', 'metadata'],
+    [
+      'a label written twice',
+      '  name: x\n  labels:\n    {{parameters.k}}: a\n    {{parameters.k}}: b',
+      'app',
+      'metadata.labels',
+    ],
+  ])('may not replace %s', (_what, metadata, k, where) => {
+    const result = render(withMetadata(metadata), { k });
+    expect(!result.ok && result.problems[0]?.message).toMatch(
+      new RegExp(
+        `document 1 \\(line \\d+ of the output\\): the key "${k}" appears twice in ${where.replace('.', '\\.')}`,
+      ),
+    );
+  });
+
+  it('cannot become a YAML merge key', () => {
+    const object = renderOne(
+      withMetadata('  name: x\n  labels:\n    {{parameters.k}}: {name: z}'),
+      {
+        k: '<<',
+      },
+    );
+    expect(object.metadata).toEqual({ name: 'x', labels: { '<<': { name: 'z' } } });
+  });
+
+  it('may add keys the template did not write', () => {
+    const object = renderOne(withMetadata('  name: x\n  labels:\n    {{parameters.k}}: a'), {
+      k: 'team',
+    });
+    expect(object.metadata).toEqual({ name: 'x', labels: { team: 'a' } });
+  });
+});
+
+describe('static checks of what a template may read', () => {
+  it.each([
+    '{{@stencil.steps}}',
+    '{{toJson @stencil}}',
+    '{{@level}}',
+    '{{#each parameters.l}}{{@partial-block}}{{/each}}',
+  ])('refuses the data variable in %s with line and column', (expression) => {
+    const compiled = compileTemplate(configMap(`  a: ${expression}`), ['l']);
+    expect(!compiled.ok && compiled.problems[0]?.message).toMatch(
+      /^line 6, column \d+: unknown data variable "@[\w.-]+"/,
+    );
+  });
+
+  it.each(['@index', '@key', '@first', '@last', '@root.instance.name', '@../index'])(
+    'accepts %s',
+    (variable) => {
+      const body = configMap(`  a: "{{#each parameters.l}}{{${variable}}}{{/each}}"`);
+      expect(compileTemplate(body, ['l']).ok).toBe(true);
+    },
+  );
+
+  it('refuses a required whose message is not a string literal', () => {
+    const compiled = compileTemplate(configMap('  a: {{required parameters.pw parameters.x}}'), [
+      'pw',
+      'x',
+    ]);
+    expect(!compiled.ok && compiled.problems[0]?.message).toMatch(
+      /^line 6, column 6: the message of required must be a string literal/,
+    );
   });
 });

@@ -4,7 +4,16 @@
 // docs/adr/0002-safe-interpolation.md for how the value markers work).
 import { createHash } from 'node:crypto';
 import Handlebars from 'handlebars';
-import { parseAllDocuments, visit, isScalar, LineCounter, type Document } from 'yaml';
+import {
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseAllDocuments,
+  visit,
+  type Document,
+  type Scalar,
+} from 'yaml';
 import { InstanceReason } from '../api/condition.ts';
 import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import { MAX_RENDERED_BYTES, MAX_RESOURCES } from '../api/well-known.ts';
@@ -33,56 +42,130 @@ export interface RenderedDocument {
   object: KubeObject;
 }
 
-/** Upper bound on block iterations and value insertions in one render (bounds render time). */
+/** Upper bound on block iterations, helper calls and value insertions in one render. */
 export const MAX_RENDER_STEPS = 200_000;
+/**
+ * Upper bound on the characters helpers take and produce in one render: bounds the CPU time of
+ * helper calls whose results are never emitted (`{{#if (indent 1 big)}}` in a loop).
+ */
+export const MAX_HELPER_WORK = 256 * 1024 * 1024;
+/**
+ * The running size estimate counts a helper's YAML text both where it is inserted and in the
+ * loop body that contains it, so it is at most twice the final size: aborting past twice the
+ * limit never refuses a render whose output would fit.
+ */
+const RUNNING_LIMIT = 2 * MAX_RENDERED_BYTES;
 
 const OUT_HELPER = '__stencil_out';
 const MARK_OPEN = '\uE000';
 const MARK_CLOSE = '\uE001';
 const MARKER = /\uE000(\d+)\uE001/g;
 const LONE_MARK = /[\uE000\uE001]/;
+/** The render's bookkeeping lives in the Handlebars data frame under this key (see the checker). */
+const STATE_KEY = 'stencil';
 
 interface RenderState {
   values: unknown[];
   steps: number;
-  bytes: number;
+  /** Characters of the inserted values (their markers stand in the text until the end). */
+  valueBytes: number;
+  /** Output size estimate, checked while rendering so a runaway render stops early. */
+  estimate: number;
+  /** One entry per running `each` body: output of nested `each` blocks already counted. */
+  nested: number[];
+  /** Characters taken and produced by helpers. */
+  work: number;
 }
 
 class RenderLimitError extends Error {}
 
 function step(state: RenderState): void {
   if (++state.steps > MAX_RENDER_STEPS) {
-    throw new RenderLimitError(`render exceeded ${MAX_RENDER_STEPS} steps (loops or insertions)`);
+    throw new RenderLimitError(
+      `render exceeded ${MAX_RENDER_STEPS} steps (loop iterations, helper calls, insertions)`,
+    );
   }
 }
 
-function stateOf(options: hbs.AST.Node | { data?: { stencil?: RenderState } }): RenderState {
-  const state = (options as { data?: { stencil?: RenderState } }).data?.stencil;
+function grow(state: RenderState, characters: number): void {
+  state.estimate += characters;
+  if (state.estimate > RUNNING_LIMIT) {
+    throw new RenderLimitError(
+      `rendered output exceeds the limit of ${MAX_RENDERED_BYTES} bytes (2 MiB); stopped while rendering`,
+    );
+  }
+}
+
+function charge(state: RenderState, values: readonly unknown[]): void {
+  for (const value of values) {
+    if (typeof value === 'string') state.work += value.length;
+    else if (Array.isArray(value)) state.work += value.length;
+    else if (value instanceof Handlebars.SafeString) state.work += value.toString().length;
+  }
+  if (state.work > MAX_HELPER_WORK) {
+    throw new RenderLimitError(
+      `helpers processed more than ${MAX_HELPER_WORK} characters; the template does too much work`,
+    );
+  }
+}
+
+function stateOf(options: hbs.AST.Node | { data?: Record<string, unknown> }): RenderState {
+  const state = (options as { data?: Record<string, unknown> }).data?.[STATE_KEY];
   if (!state) throw new Error('render state missing');
-  return state;
+  return state as RenderState;
+}
+
+/** Counts what one `each` body (or its `else`) adds, net of nested `each` output. */
+function counted(
+  state: RenderState,
+  body: Handlebars.TemplateDelegate,
+): Handlebars.TemplateDelegate {
+  return (context: unknown, opts?: Handlebars.RuntimeOptions) => {
+    step(state);
+    state.nested.push(0);
+    const out = body(context, opts);
+    const nested = state.nested.pop() ?? 0;
+    grow(state, out.length - nested);
+    return out;
+  };
+}
+
+/** Wraps a helper so its calls count as steps and its arguments and result as work. */
+function metered(helper: Handlebars.HelperDelegate): Handlebars.HelperDelegate {
+  return function (this: unknown, ...args: unknown[]): unknown {
+    const state = stateOf(args[args.length - 1] as Handlebars.HelperOptions);
+    step(state);
+    charge(state, args);
+    const result = (helper as (...a: unknown[]) => unknown).apply(this, args);
+    charge(state, [result]);
+    return result;
+  };
 }
 
 function createEnvironment(): typeof Handlebars {
   const hb = Handlebars.create();
   registerHelpers(hb);
   hb.unregisterHelper('log');
+  for (const name of HELPER_NAMES) {
+    hb.registerHelper(name, metered(hb.helpers[name] as Handlebars.HelperDelegate));
+  }
   const builtinEach = hb.helpers.each as Handlebars.HelperDelegate;
   hb.registerHelper('each', function (this: unknown, ...args: unknown[]) {
     const options = args[args.length - 1] as Handlebars.HelperOptions;
     const state = stateOf(options);
-    const body = options.fn;
-    options.fn = (context: unknown, opts?: Handlebars.RuntimeOptions) => {
-      step(state);
-      return body(context, opts);
-    };
-    return (builtinEach as (...a: unknown[]) => unknown).apply(this, args);
+    options.fn = counted(state, options.fn);
+    options.inverse = counted(state, options.inverse);
+    const out = (builtinEach as (...a: unknown[]) => string).apply(this, args);
+    const enclosing = state.nested.length - 1;
+    if (enclosing >= 0) state.nested[enclosing]! += out.length;
+    return out;
   });
   hb.registerHelper(OUT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => {
     const state = stateOf(options);
     step(state);
     if (value instanceof hb.SafeString) {
-      const text = value.toString();
-      state.bytes += text.length;
+      // YAML syntax from a helper: part of the text itself.
+      grow(state, value.toString().length);
       return value;
     }
     if (typeof value === 'object' && value !== null) {
@@ -91,8 +174,10 @@ function createEnvironment(): typeof Handlebars {
         `${at}: a ${Array.isArray(value) ? 'list' : 'map'} cannot be inserted as text; use {{toYaml ...}} or {{toJson ...}}`,
       );
     }
+    const length = scalarText(value).length;
     state.values.push(value);
-    state.bytes += scalarText(value).length;
+    state.valueBytes += length;
+    grow(state, length);
     return `${MARK_OPEN}${state.values.length - 1}${MARK_CLOSE}`;
   });
   return hb;
@@ -251,18 +336,25 @@ export function renderTemplate(
   compiled: CompiledTemplate,
   context: RenderContext,
 ): Outcome<RenderedDocument[]> {
-  const state: RenderState = { values: [], steps: 0, bytes: 0 };
+  const state: RenderState = {
+    values: [],
+    steps: 0,
+    valueBytes: 0,
+    estimate: 0,
+    nested: [],
+    work: 0,
+  };
   let text: string;
   try {
     text = compiled.run(context, {
-      data: { stencil: state },
+      data: { [STATE_KEY]: state },
       allowProtoMethodsByDefault: false,
       allowProtoPropertiesByDefault: false,
     });
   } catch (err) {
     return failure([renderProblem(`render failed: ${errorText(err)}`)]);
   }
-  const size = text.length + state.bytes;
+  const size = text.length + state.valueBytes;
   if (size > MAX_RENDERED_BYTES) {
     return failure([
       renderProblem(`rendered output is ${size} bytes; the limit is ${MAX_RENDERED_BYTES} (2 MiB)`),
@@ -302,20 +394,81 @@ function scalarText(value: unknown): string {
   return '';
 }
 
-/** Puts the real values back into a parsed document, after YAML has decided the structure. */
-function substituteValues(doc: Document, values: unknown[]): void {
+/**
+ * Puts the real values back into a parsed document, after YAML has decided the structure.
+ * Returns the key scalars that received a value: only they can collide with another key.
+ */
+function substituteValues(doc: Document, values: unknown[]): Set<Scalar> {
+  const keys = new Set<Scalar>();
   visit(doc, {
-    Scalar(_key, node) {
+    Scalar(key, node) {
       if (typeof node.value !== 'string' || !node.value.includes(MARK_OPEN)) return;
+      if (key === 'key') keys.add(node);
       const whole = /^\uE000(\d+)\uE001$/.exec(node.value);
       if (whole && node.type === 'PLAIN' && !node.tag) {
         const value = values[Number(whole[1])];
         node.value = value === undefined ? null : value;
-        return;
+      } else {
+        node.value = node.value.replace(MARKER, (_m, id: string) => scalarText(values[Number(id)]));
       }
-      node.value = node.value.replace(MARKER, (_m, id: string) => scalarText(values[Number(id)]));
+      // A plain `<<` key is a YAML 1.1 merge: a value must never turn a key into one.
+      if (node.value === '<<') node.type = 'QUOTE_DOUBLE';
     },
   });
+  return keys;
+}
+
+/** The text a key becomes in the resulting object (what toJS would name the property). */
+function keyText(key: unknown): string {
+  const value: unknown = isScalar(key) ? key.value : key;
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return String(value);
+  return JSON.stringify(value) ?? '';
+}
+
+/** `metadata.labels`-style path of a node from its ancestors (as `visit` reports them). */
+function pathOf(ancestors: readonly unknown[], node: unknown): string {
+  const segments: string[] = [];
+  const chain = [...ancestors, node];
+  for (const [i, ancestor] of chain.entries()) {
+    if (isPair(ancestor)) segments.push(keyText(ancestor.key));
+    else if (isSeq(ancestor)) segments.push(`[${ancestor.items.indexOf(chain[i + 1])}]`);
+  }
+  return segments.join('.').replace(/\.\[/g, '[') || '(top level)';
+}
+
+/**
+ * After substitution, a key that came from a value may equal another key of its mapping, which
+ * would silently replace what the template wrote (`{{x}}: y` under metadata with x = `name`).
+ */
+function collidingKey(
+  doc: Document,
+  substituted: ReadonlySet<Scalar>,
+  lineCounter: LineCounter,
+): { line: number; detail: string } | undefined {
+  if (substituted.size === 0) return undefined;
+  let found: { line: number; detail: string } | undefined;
+  visit(doc, {
+    Map(_key, map, ancestors) {
+      if (!map.items.some((pair) => substituted.has(pair.key as Scalar))) return undefined;
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const text = keyText(pair.key);
+        if (seen.has(text)) {
+          const at = isScalar(pair.key) && pair.key.range ? pair.key.range[0] : 0;
+          found = {
+            line: lineCounter.linePos(at).line,
+            detail: `the key "${text}" appears twice in ${pathOf(ancestors, map)}; a value produced a key that the template already wrote`,
+          };
+          return visit.BREAK;
+        }
+        seen.add(text);
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
@@ -350,7 +503,13 @@ function parseDocuments(text: string, values: unknown[]): Outcome<RenderedDocume
       ]);
     }
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
-    substituteValues(doc, values);
+    const collision = collidingKey(doc, substituteValues(doc, values), lineCounter);
+    if (collision)
+      return failure([
+        renderProblem(
+          `document ${docIndex + 1} (line ${collision.line} of the output): ${collision.detail}`,
+        ),
+      ]);
     let object: unknown;
     try {
       object = doc.toJS({ maxAliasCount: 100 });

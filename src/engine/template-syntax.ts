@@ -15,6 +15,11 @@ export const BLOCK_HELPERS = new Set(['if', 'unless', 'each', 'with']);
 /** `lookup` is the one built-in usable inline (dotted label keys). */
 export const BUILTIN_INLINE_HELPERS = new Set(['lookup']);
 
+/**
+ * The `@` variables a template may read. Everything else in the data frame is Stencil's own
+ * render bookkeeping (or Handlebars internals) and must stay out of the output.
+ */
+const DATA_VARIABLES = new Set(['root', 'index', 'key', 'first', 'last']);
 const INSTANCE_FIELDS = new Set(['name', 'namespace', 'uid', 'labels', 'annotations']);
 const TEMPLATE_FIELDS = new Set(['name', 'namespace', 'generation']);
 
@@ -118,6 +123,14 @@ export class TemplateChecker {
       const name = pathName(path);
       if (!name || !(this.rules.helpers.has(name) || BUILTIN_INLINE_HELPERS.has(name))) {
         this.problems.push(problem(node, `unknown helper "${name ?? '?'}"`));
+      } else if (name === 'required' && params[0] && params[0].type !== 'StringLiteral') {
+        // Its message is shown as it is: from a value, it could carry a Secret into a condition.
+        this.problems.push(
+          problem(
+            node,
+            'the message of required must be a string literal: {{required "image is required" parameters.image}}',
+          ),
+        );
       }
     } else {
       this.expression(path, scope);
@@ -138,7 +151,14 @@ export class TemplateChecker {
   private reference(path: PathExpression, scope: Scope): void {
     const parts = path.parts;
     if (path.data) {
-      if (parts[0] === 'root') this.rootReference(path, parts.slice(1));
+      if (!DATA_VARIABLES.has(parts[0] ?? '')) {
+        this.problems.push(
+          problem(
+            path,
+            `unknown data variable "${path.original}" (templates may use @root, @index, @key, @first, @last)`,
+          ),
+        );
+      } else if (parts[0] === 'root') this.rootReference(path, parts.slice(1));
       return;
     }
     if (parts.length === 0 || scope.blockParams.has(parts[0] ?? '')) return;

@@ -111,7 +111,12 @@ export class InstanceReconciler implements Reconciler {
     if (trigger?.kind === 'source')
       await this.event(instance, 'Normal', 'SourceChanged', trigger.description);
     if (!evaluation.ok) return this.reportFailure(pass);
-    return this.applyAndPrune(pass);
+    try {
+      return await this.applyAndPrune(pass);
+    } catch (error) {
+      // API errors quote names and paths, which a Secret-backed value may have produced.
+      throw evaluation.redactor.redactError(error);
+    }
   }
 
   /** The instance, with our finalizer; undefined when there is nothing (more) to do now. */
@@ -229,9 +234,10 @@ export class InstanceReconciler implements Reconciler {
       );
     if (!applied.ok) {
       this.deps.metrics?.applies('failed', 1);
-      await finish({ ok: false, message: applied.message, renderedResources: previous });
-      await this.event(instance, 'Warning', 'ApplyFailed', applied.message);
-      throw applied.retry ? new RetryLater(applied.message) : new TerminalError(applied.message);
+      const message = evaluation.redactor.redact(applied.message);
+      await finish({ ok: false, message, renderedResources: previous });
+      await this.event(instance, 'Warning', 'ApplyFailed', message);
+      throw applied.retry ? new RetryLater(message) : new TerminalError(message);
     }
     await this.reportWrites(pass, applied.written);
     const cleanup = await this.cleanUp({ ...pass, instance }, owner, trackedGVKs, previous);
@@ -278,13 +284,7 @@ export class InstanceReconciler implements Reconciler {
         '; pruning skipped this time because a defaultValue stood in for a source that could not be read';
       return { failed: [], retry: true, note };
     }
-    const failed = await this.prune(
-      pass.instance,
-      owner,
-      trackedGVKs,
-      previous,
-      pass.evaluation.resources,
-    );
+    const failed = await this.prune(pass, owner, trackedGVKs, previous);
     if (failed.length === 0) return { failed, retry: false, note: '' };
     return {
       failed,
@@ -298,7 +298,7 @@ export class InstanceReconciler implements Reconciler {
     this.deps.metrics?.applies('unchanged', pass.evaluation.resources.length - written.length);
     if (written.length === 0) return;
     if (pass.trigger?.kind === 'drift') this.deps.metrics?.driftReverted(written.length);
-    const summary = summarize(written);
+    const summary = pass.evaluation.redactor.redact(summarize(written));
     if (pass.trigger?.kind === 'drift')
       await this.event(
         pass.instance,
@@ -331,12 +331,13 @@ export class InstanceReconciler implements Reconciler {
 
   /** Deletes what is owned but no longer rendered; returns the entries that must stay (Failed). */
   private async prune(
-    instance: TemplateInstance,
+    pass: Pass,
     owner: Owner,
     trackedGVKs: string[],
     previous: RenderedResourceRef[],
-    desired: KubeObject[],
   ): Promise<RenderedResourceRef[]> {
+    const { instance, evaluation } = pass;
+    const desired = evaluation.resources;
     const wanted = new Set(desired.map((o) => resourceKey(o)));
     const unchanged =
       previous.length === desired.length &&
@@ -355,7 +356,7 @@ export class InstanceReconciler implements Reconciler {
         instance,
         'Normal',
         'Pruned',
-        `deleted ${result.deleted.length} orphaned resource(s): ${summarize(result.deleted)}`,
+        `deleted ${result.deleted.length} orphaned resource(s): ${evaluation.redactor.redact(summarize(result.deleted))}`,
       );
     }
     return result.remaining.map(({ id }) => ({

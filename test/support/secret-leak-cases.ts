@@ -1,0 +1,81 @@
+// Templates written to make a Secret-backed parameter show up in a message (issue #17): each one
+// fails, and the failure must never quote the Secret. Shared by the engine, CLI, property-based
+// and operator tests, so every layer is tried with the same hostile input.
+import type { ParameterDeclaration } from '../../src/api/template.ts';
+
+export interface SecretLeakCase {
+  name: string;
+  body: string;
+  /** The condition reason the instance fails with. */
+  reason: string;
+  /** Extra parameters besides `pw` (the Secret-backed one). */
+  parameters?: ParameterDeclaration[];
+  allowCrossNamespaceResources?: boolean;
+  allowClusterScopedResources?: boolean;
+  /** The Secret value this case is about, when it must have a particular shape. */
+  secret?: string;
+}
+
+const configMap = (metadata: string, data = ''): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n${metadata}\n${data}`;
+
+export const SECRET_LEAK_CASES: readonly SecretLeakCase[] = [
+  {
+    name: 'a namespace made of the Secret (cross-namespace refusal)',
+    body: configMap('  name: x\n  namespace: {{parameters.pw}}'),
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'a Namespace named by the Secret (cluster-scoped refusal)',
+    body: 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{parameters.pw}}\n',
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'two documents with the same Secret-derived name (rendered twice)',
+    body: `${configMap('  name: {{parameters.pw}}')}---\n${configMap('  name: {{parameters.pw}}')}`,
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'a Secret-derived name in another namespace',
+    body: configMap('  name: app-{{parameters.pw}}\n  namespace: elsewhere'),
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'the Secret as the message of required (refused statically)',
+    body: configMap('  name: x', 'data:\n  a: {{required parameters.pw parameters.empty}}\n'),
+    parameters: [{ name: 'empty', type: 'string' }],
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'the render state through @stencil (refused statically)',
+    body: configMap('  name: x', 'data:\n  a: {{toJson @stencil}}\n'),
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'the Secret as a key that replaces metadata.name',
+    body: configMap('  name: x\n  {{parameters.pw}}: other-name'),
+    reason: 'TemplateExecutionFailed',
+    secret: 'name',
+  },
+  {
+    name: 'the Secret as two label keys',
+    body: configMap('  name: x\n  labels:\n    {{parameters.pw}}: a\n    {{parameters.pw}}: b'),
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'the Secret upper-cased into a namespace',
+    body: configMap('  name: x\n  namespace: {{upper parameters.pw}}'),
+    reason: 'TemplateExecutionFailed',
+  },
+];
+
+/** The Secret value the cases use unless a case needs its own. */
+export const SECRET = 'SUPERSECRET';
+
+/**
+ * Whether `text` shows `secret` outside the placeholders that stand in for it. The text is cut
+ * at each placeholder, so a secret made of the letters around one is not mistaken for a leak.
+ */
+export function shows(text: string, secret: string): boolean {
+  return text.split(/\[redacted: parameters\.\w+\]/).some((part) => part.includes(secret));
+}
