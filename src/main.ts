@@ -46,6 +46,7 @@ function webhookOptions(config: OperatorConfig, log: Logger): WebhookOptions | u
     port: config.webhookPort,
     namespace: operatorNamespace(config),
     certDir: config.webhookCertDir,
+    breakGlassGroups: config.webhookBreakGlassGroups,
   };
 }
 

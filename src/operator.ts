@@ -25,7 +25,14 @@ import type { ReconcileMetrics } from './reconcile/reader.ts';
 /** The strict-mode webhook: where it listens, how the API server reaches it, where its certificate lives. */
 export type WebhookOptions = Pick<
   StrictWebhookOptions,
-  'endpoint' | 'port' | 'host' | 'namespace' | 'secretName' | 'configurationName' | 'certDir'
+  | 'endpoint'
+  | 'port'
+  | 'host'
+  | 'namespace'
+  | 'secretName'
+  | 'configurationName'
+  | 'certDir'
+  | 'breakGlassGroups'
 >;
 
 export interface LeaderElectionOptions {

@@ -1,7 +1,8 @@
 // The strict-mode admission decision (SPEC §7), as a pure function of the request and what is
-// known about the owning instance: the operator itself may do anything; a DELETE is allowed only
-// while the owner is being deleted; an UPDATE only when it changes nothing outside the ignored
-// set; anything is allowed once the owner is gone (a lost owner must not lock an object forever).
+// known about the owning instance: the operator itself (its exact username, never "any admin")
+// and members of configured break-glass groups may do anything; a DELETE is allowed only while
+// the owner is being deleted; an UPDATE only when it changes nothing outside the ignored set;
+// anything is allowed once the owner is gone (a lost owner must not lock an object forever).
 import type { KubeObject } from '../api/object-meta.ts';
 import {
   ANNOTATION_INSTANCE_REF,
@@ -14,7 +15,7 @@ import { describeObject } from '../engine/inventory.ts';
 export interface AdmissionRequest {
   uid: string;
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  userInfo: { username?: string };
+  userInfo: { username?: string; groups?: string[] };
   object?: KubeObject | null;
   oldObject?: KubeObject | null;
   kind?: { kind?: string };
@@ -26,7 +27,39 @@ export interface Owner {
   namespace: string;
   name: string;
   /** `undefined` when the instance no longer exists. */
-  state: { deleting: boolean; ignoreFields: string[] } | undefined;
+  state:
+    | {
+        deleting: boolean;
+        ignoreFields: string[];
+        /** The instance's Template, named in denials; undefined when it is missing. */
+        template?: { namespace: string; name: string };
+      }
+    | undefined;
+}
+
+/** Who may change strict-mode resources without a decision on the change itself. */
+export interface Exemptions {
+  /** The operator's own username (from SelfSubjectReview); '' exempts nobody. */
+  operatorUsername: string;
+  /** Break-glass groups (--webhook-break-glass-groups); empty by default. */
+  breakGlassGroups: readonly string[];
+}
+
+export type Exemption = { by: 'operator' } | { by: 'break-glass'; group: string };
+
+/**
+ * Why this user may bypass strict mode, if at all: the operator by its exact username, a person
+ * only through a configured break-glass group. Holding cluster-admin or system:masters is not a
+ * reason: strict mode exists to stop exactly those edits.
+ */
+export function exemptionOf(
+  userInfo: AdmissionRequest['userInfo'],
+  exemptions: Exemptions,
+): Exemption | undefined {
+  if (exemptions.operatorUsername !== '' && userInfo.username === exemptions.operatorUsername)
+    return { by: 'operator' };
+  const group = userInfo.groups?.find((g) => exemptions.breakGlassGroups.includes(g));
+  return group === undefined ? undefined : { by: 'break-glass', group };
 }
 
 export interface Decision {
@@ -51,23 +84,31 @@ export function ownerOf(
 
 export function decide(
   request: AdmissionRequest,
-  operatorUsername: string,
+  exemptions: Exemptions,
   owner: Owner | undefined,
 ): Decision {
-  if (request.userInfo.username === operatorUsername) return { allowed: true };
+  if (exemptionOf(request.userInfo, exemptions)) return { allowed: true };
   const subject = request.oldObject ?? request.object;
   if (!subject || !owner?.state) return { allowed: true };
-  const managedBy = `${describeObject(subject)} is managed by TemplateInstance ${owner.namespace}/${owner.name} (sync mode strict)`;
+  const instance = `TemplateInstance ${owner.namespace}/${owner.name}`;
+  const { template } = owner.state;
+  const itsTemplate = template
+    ? `its Template ${template.namespace}/${template.name}`
+    : 'its Template';
+  const managedBy = `${describeObject(subject)} is managed by ${instance} (sync mode strict)`;
   if (request.operation === 'DELETE') {
     if (owner.state.deleting) return { allowed: true };
-    return { allowed: false, message: `${managedBy}: delete the TemplateInstance instead` };
+    return {
+      allowed: false,
+      message: `${managedBy}: it may not be deleted; delete ${instance}, or edit it or ${itsTemplate} so that it no longer renders this object`,
+    };
   }
   if (request.operation === 'UPDATE' && request.oldObject && request.object) {
     const changed = changedManagedPath(request.oldObject, request.object, owner.state.ignoreFields);
     if (changed === undefined) return { allowed: true };
     return {
       allowed: false,
-      message: `${managedBy}: ${changed} may not be changed; change the TemplateInstance or its Template instead`,
+      message: `${managedBy}: ${changed} may not be changed; edit ${instance} or ${itsTemplate} instead`,
     };
   }
   return { allowed: true };

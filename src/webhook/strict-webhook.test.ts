@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
-import { createBundle } from './certificates.ts';
+import { createBundle, type CertificateBundle } from './certificates.ts';
 import { StrictWebhook } from './strict-webhook.ts';
 
 /** A cluster with no objects that records every write. */
@@ -30,9 +30,19 @@ function recordingCluster(writes: string[]): ClusterPort {
   };
 }
 
+/** A serving certificate for 127.0.0.1 in a directory, as cert-manager mounts one. */
+function mountedCertificate(): { dir: string; bundle: CertificateBundle } {
+  const bundle = createBundle(['127.0.0.1'], new Date());
+  const dir = mkdtempSync(join(tmpdir(), 'stencil-certs-'));
+  writeFileSync(join(dir, 'tls.crt'), bundle.cert);
+  writeFileSync(join(dir, 'tls.key'), bundle.key);
+  return { dir, bundle };
+}
+
 function review(
   port: number,
   ca: string,
+  userInfo: { username: string; groups?: string[] } = { username: 'alice' },
 ): Promise<{ response: { allowed: boolean; uid: string } }> {
   const body = JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
@@ -40,7 +50,8 @@ function review(
     request: {
       uid: 'r1',
       operation: 'DELETE',
-      userInfo: { username: 'alice' },
+      userInfo,
+      name: 'x',
       oldObject: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
     },
   });
@@ -69,10 +80,7 @@ function review(
 
 describe('the strict webhook with a mounted certificate (cert-manager)', () => {
   it('serves the mounted certificate and leaves the Secret and the configuration alone', async () => {
-    const bundle = createBundle(['127.0.0.1'], new Date());
-    const dir = mkdtempSync(join(tmpdir(), 'stencil-certs-'));
-    writeFileSync(join(dir, 'tls.crt'), bundle.cert);
-    writeFileSync(join(dir, 'tls.key'), bundle.key);
+    const { dir, bundle } = mountedCertificate();
     const writes: string[] = [];
     const webhook = new StrictWebhook({
       cluster: recordingCluster(writes),
@@ -106,5 +114,49 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
     await webhook.start('operator');
     await webhook.stop();
     expect(writes).toEqual(['apply Secret', 'apply ValidatingWebhookConfiguration']);
+  });
+});
+
+describe('the strict webhook and who may bypass it', () => {
+  it('refuses to start without knowing the operator username', async () => {
+    const webhook = new StrictWebhook({
+      cluster: recordingCluster([]),
+      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+      port: 0,
+      host: '127.0.0.1',
+      namespace: 'stencil',
+      log: () => undefined,
+    });
+    await expect(webhook.start('')).rejects.toThrow(/did not say who the operator is/);
+    await webhook.stop();
+  });
+
+  it('logs each change let through by a break-glass group, with the user and the group', async () => {
+    const logged: { message: string; fields?: Record<string, unknown> }[] = [];
+    const { dir, bundle } = mountedCertificate();
+    const webhook = new StrictWebhook({
+      cluster: recordingCluster([]),
+      certDir: dir,
+      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+      port: 0,
+      host: '127.0.0.1',
+      namespace: 'stencil',
+      breakGlassGroups: ['sre'],
+      log: (_level, message, fields) => logged.push({ message, fields }),
+    });
+    await webhook.start('system:serviceaccount:stencil:stencil');
+    try {
+      const answer = await review(webhook.port, bundle.caCert, {
+        username: 'bob',
+        groups: ['sre'],
+      });
+      expect(answer.response.allowed).toBe(true);
+      expect(logged).toContainEqual({
+        message: 'strict mode bypassed by a break-glass group',
+        fields: expect.objectContaining({ user: 'bob', group: 'sre', operation: 'DELETE' }),
+      });
+    } finally {
+      await webhook.stop();
+    }
   });
 });

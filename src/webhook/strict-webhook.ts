@@ -8,7 +8,15 @@ import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { API_VERSION, TEMPLATE_INSTANCE_KIND, TEMPLATE_KIND } from '../api/well-known.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
-import { decide, ownerOf, type AdmissionRequest, type Decision, type Owner } from './admission.ts';
+import {
+  decide,
+  exemptionOf,
+  ownerOf,
+  type AdmissionRequest,
+  type Decision,
+  type Exemptions,
+  type Owner,
+} from './admission.ts';
 import { renewBundle, type CertificateBundle } from './certificates.ts';
 import { WebhookServer } from './server.ts';
 import {
@@ -32,6 +40,11 @@ export interface StrictWebhookOptions {
    * caBundle (cert-manager's CA injector).
    */
   certDir?: string;
+  /**
+   * Members of these groups may change strict-mode resources anyway (break glass); each such
+   * change is logged. Default none: only the operator's own username is exempt.
+   */
+  breakGlassGroups?: readonly string[];
   /** Whether this replica may write the Secret and the configuration (the leader). */
   mayWrite?: () => boolean;
   log: (
@@ -101,7 +114,12 @@ export class StrictWebhook {
     return this.options.now?.() ?? new Date();
   }
 
+  /** `operatorUsername`: exactly who the operator authenticates as (SelfSubjectReview). */
   async start(operatorUsername: string): Promise<void> {
+    // An empty name would exempt nobody, so strict mode would then block the operator's own
+    // reverts; refuse to serve rather than half work.
+    if (operatorUsername === '')
+      throw new Error('strict-mode webhook: the API server did not say who the operator is');
     this.operatorUsername = operatorUsername;
     this.bundle = await this.ensureCertificate();
     this.port = await this.server.start(this.bundle);
@@ -172,9 +190,26 @@ export class StrictWebhook {
   }
 
   private async decide(request: AdmissionRequest): Promise<Decision> {
-    if (request.userInfo.username === this.operatorUsername) return { allowed: true };
+    const exemptions: Exemptions = {
+      operatorUsername: this.operatorUsername,
+      breakGlassGroups: this.options.breakGlassGroups ?? [],
+    };
+    const exemption = exemptionOf(request.userInfo, exemptions);
+    if (exemption?.by === 'break-glass') {
+      // An audit trail for the people who bypassed strict mode; the operator reverts the change
+      // at its next reconcile unless the instance or Template is changed to match.
+      this.options.log('warn', 'strict mode bypassed by a break-glass group', {
+        user: request.userInfo.username,
+        group: exemption.group,
+        operation: request.operation,
+        kind: request.kind?.kind,
+        namespace: request.namespace,
+        name: request.name,
+      });
+    }
+    if (exemption) return { allowed: true };
     const ref = ownerOf(request.oldObject ?? request.object);
-    return decide(request, this.operatorUsername, ref ? await this.owner(ref) : undefined);
+    return decide(request, exemptions, ref ? await this.owner(ref) : undefined);
   }
 
   private async owner(ref: { namespace: string; name: string }): Promise<Owner> {
@@ -199,6 +234,7 @@ export class StrictWebhook {
       state: {
         deleting: Boolean(instance.metadata.deletionTimestamp),
         ignoreFields: template?.spec.sync?.ignoreFields ?? [],
+        template: template ? templateRef : undefined,
       },
     };
   }

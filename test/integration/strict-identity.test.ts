@@ -1,0 +1,272 @@
+// Strict mode tells the operator from everybody else by its exact identity: the operator runs as
+// its own ServiceAccount under the chart's RBAC (as an install does); a cluster-admin and a
+// system:masters user are both refused a patch and a delete, told which instance to edit; a
+// member of a break-glass group gets through and the operator reverts the change; the operator's
+// own prunes and deletes still pass the webhook.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
+import { isClusterError } from '../../src/reconcile/cluster-port.ts';
+import {
+  deployRbac,
+  installOperatorIdentity,
+  relocateRbac,
+  selfAccess,
+  waitForAccess,
+  writeServiceAccountKubeconfig,
+  type ServiceAccountRef,
+} from '../../tools/local/operator-identity.ts';
+import { connect, freshNamespace } from './support/cluster.ts';
+import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+
+const suffix = randomBytes(3).toString('hex');
+const scratch = mkdtempSync(join(tmpdir(), 'stencil-strict-identity-'));
+const configuration = `stencil-strict-identity-${suffix}`;
+const adminsBinding = `strict-identity-admins-${suffix}`;
+let admin: KubeConnection;
+let ns: string;
+let account: ServiceAccountRef;
+let rbac: KubeObject[];
+let running: RunningOperator | undefined;
+const people = {} as Record<'alice' | 'bob' | 'tester', KubeCluster>;
+const connections: KubeConnection[] = [];
+let breakGlassGroup: string;
+let bobUsername: string;
+
+const TEMPLATE = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  colour: {{parameters.colour}}
+{{#if parameters.extra}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: extra
+data:
+  a: "1"
+{{/if}}
+`;
+
+const configMap = (name: string): Promise<KubeObject | undefined> =>
+  admin.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: ns });
+
+const colourOf = async (): Promise<string | undefined> =>
+  ((await configMap('settings')) as { data?: { colour?: string } } | undefined)?.data?.colour;
+
+/** An edit as `kubectl apply --server-side` sends it: a PATCH of the field it names. */
+const recolour = (colour: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'settings', namespace: ns },
+  data: { colour },
+});
+
+async function rejection(action: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await action;
+    return undefined;
+  } catch (error) {
+    if (isClusterError(error)) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * A person with full RBAC: a ServiceAccount (bound to cluster-admin by the test's
+ * ClusterRoleBinding) with a kubeconfig of its own.
+ */
+async function person(namespace: string, name: string): Promise<KubeCluster> {
+  await admin.cluster.apply({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace },
+  });
+  const path = join(scratch, `${name}.kubeconfig`);
+  await writeServiceAccountKubeconfig(admin, { namespace, name }, path);
+  const { cluster, connection } = await userClient(path);
+  connections.push(connection);
+  await waitForAccess(connection, [{ group: '*', resource: '*', verb: '*' }]);
+  return cluster;
+}
+
+beforeAll(async () => {
+  admin = await connectKube(inject('kubeconfig'));
+  const kube = connect();
+  ns = await freshNamespace(kube, 'strict-identity');
+  const operatorNamespace = await freshNamespace(kube, 'stencil-identity');
+  const peopleNamespace = await freshNamespace(kube, 'people');
+  const oncallNamespace = await freshNamespace(kube, 'oncall');
+  // Every ServiceAccount of the on-call namespace is in this group (the API server adds it).
+  breakGlassGroup = `system:serviceaccounts:${oncallNamespace}`;
+
+  rbac = relocateRbac(deployRbac(), { namespace: operatorNamespace, name: `stencil-${suffix}` });
+  const identity = await installOperatorIdentity(admin, rbac, join(scratch, 'operator.kubeconfig'));
+  account = identity.account;
+  connections.push(identity.connection);
+
+  await admin.cluster.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: adminsBinding },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [
+      { kind: 'ServiceAccount', name: 'alice', namespace: peopleNamespace },
+      { kind: 'ServiceAccount', name: 'bob', namespace: oncallNamespace },
+    ],
+  });
+  people.alice = await person(peopleNamespace, 'alice');
+  people.bob = await person(oncallNamespace, 'bob');
+  bobUsername = `system:serviceaccount:${oncallNamespace}:bob`;
+  const tester = await userClient();
+  connections.push(tester.connection);
+  people.tester = tester.cluster;
+
+  running = await startOperator([ns], join(scratch, 'operator.kubeconfig'), {
+    webhook: {
+      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+      port: 0,
+      host: '127.0.0.1',
+      namespace: operatorNamespace,
+      configurationName: configuration,
+      breakGlassGroups: [breakGlassGroup],
+    },
+  });
+
+  await people.tester.apply({
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name: 'locked', namespace: ns },
+    spec: {
+      parameters: [
+        { name: 'colour', type: 'string', value: 'blue' },
+        { name: 'extra', type: 'bool', value: true },
+      ],
+      sync: { mode: 'strict' },
+      handlebars: TEMPLATE,
+    },
+  });
+  await people.tester.apply(instance(true));
+  await eventually(
+    async () => (await configMap('extra')) && (await colourOf()) === 'blue',
+    'the strict ConfigMaps',
+  );
+});
+
+function instance(extra: boolean): KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'TemplateInstance',
+    metadata: { name: 'locked', namespace: ns },
+    spec: { templateRef: { name: 'locked' }, parameters: [{ name: 'extra', value: extra }] },
+  };
+}
+
+afterAll(async () => {
+  // The webhook dies with the operator: remove its configuration first, so later test files
+  // never call a dead endpoint; then the cluster-scoped RBAC.
+  await admin?.cluster
+    .delete({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      name: configuration,
+    })
+    .catch(() => undefined);
+  await running?.stop();
+  const clusterScoped = [
+    ...(rbac ?? []).filter((o) => !o.metadata.namespace),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: adminsBinding },
+    },
+  ];
+  for (const object of clusterScoped) {
+    await admin?.cluster
+      .delete({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name! })
+      .catch(() => undefined);
+  }
+  for (const connection of connections) connection.http.close();
+  admin?.http.close();
+  rmSync(scratch, { recursive: true, force: true });
+}, 60_000);
+
+describe('strict mode under the operator’s own identity', () => {
+  it('runs the operator as its ServiceAccount, which is not an admin', async () => {
+    expect(await running!.connection.cluster.identity()).toBe(
+      `system:serviceaccount:${account.namespace}:${account.name}`,
+    );
+    expect(await selfAccess(running!.connection, { group: '*', resource: '*', verb: '*' })).toBe(
+      false,
+    );
+  });
+
+  it.each([
+    ['a ServiceAccount bound to cluster-admin', 'alice'],
+    ['a system:masters user', 'tester'],
+  ] as const)(
+    'refuses %s a patch and a delete, naming the instance to edit',
+    async (_who, name) => {
+      const user = people[name];
+      const managedBy = `ConfigMap ${ns}/settings is managed by TemplateInstance ${ns}/locked (sync mode strict)`;
+      const patched = await rejection(user.apply(recolour('red')));
+      expect(patched).toContain(managedBy);
+      expect(patched).toContain(
+        `data.colour may not be changed; edit TemplateInstance ${ns}/locked or its Template ${ns}/locked instead`,
+      );
+      const deleted = await rejection(
+        user.delete({ apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', namespace: ns }),
+      );
+      expect(deleted).toContain(managedBy);
+      expect(deleted).toContain(`delete TemplateInstance ${ns}/locked, or edit it or its Template`);
+      expect(await colourOf()).toBe('blue');
+    },
+  );
+
+  it('lets a break-glass group member change it, logs that, and the operator reverts it', async () => {
+    expect(await rejection(people.bob.apply(recolour('red')))).toBeUndefined();
+    const bypass = running!.logs.find(
+      (l) => l.includes('strict mode bypassed by a break-glass group') && l.includes(bobUsername),
+    );
+    expect(bypass).toBeDefined();
+    expect(JSON.parse(bypass!)).toMatchObject({
+      user: bobUsername,
+      group: breakGlassGroup,
+      operation: 'UPDATE',
+      name: 'settings',
+    });
+    await eventually(
+      async () => (await colourOf()) === 'blue',
+      'the operator to revert the colour',
+    );
+  });
+
+  it('lets the operator’s own prune and clean-up through', async () => {
+    await people.tester.apply(instance(false));
+    await eventually(
+      async () => !(await configMap('extra')),
+      'the operator to prune ConfigMap extra',
+    );
+    await people.tester.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'locked',
+      namespace: ns,
+    });
+    await eventually(
+      async () => !(await configMap('settings')),
+      'the operator to delete ConfigMap settings with its instance',
+    );
+    // Nothing the operator did was refused, by RBAC or by its own webhook.
+    expect(running!.logs.filter((l) => /forbidden|denied the request/i.test(l))).toEqual([]);
+  });
+});

@@ -1,0 +1,171 @@
+// The operator's own identity on a cluster, as a real install gives it: the chart's ServiceAccount,
+// ClusterRole, Role and bindings, and a kubeconfig holding a TokenRequest token of that
+// ServiceAccount. Shared by `npm run local` and the integration tests, so that neither runs the
+// operator as an admin (whose edits strict mode would then take for the operator's own).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import { connect, type KubeConnection } from '../../src/kube/connection.ts';
+import { readManifests } from './apply-manifests.ts';
+
+export interface ServiceAccountRef {
+  namespace: string;
+  name: string;
+}
+
+/** What a SelfSubjectAccessReview asks about (authorization.k8s.io/v1 ResourceAttributes). */
+export type ResourceAttributes = Partial<
+  Record<'group' | 'resource' | 'verb' | 'namespace' | 'name', string>
+>;
+
+const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+
+/** The ServiceAccount config/deploy/stencil.yaml (the chart with default values) runs as. */
+export const DEPLOY_ACCOUNT: ServiceAccountRef = { namespace: 'stencil-system', name: 'stencil' };
+
+/**
+ * The chart's RBAC objects with default values, as config/deploy/stencil.yaml holds them: the
+ * ServiceAccount stencil-system/stencil, the ClusterRole (with the default `additionalRules`,
+ * enough for every sample), the Role for its Lease and webhook Secret, and their bindings.
+ */
+export function deployRbac(): KubeObject[] {
+  const file = join(import.meta.dirname, '..', '..', 'config', 'deploy', 'stencil.yaml');
+  return readManifests([file]).filter((o) => RBAC_KINDS.includes(o.kind));
+}
+
+type Binding = KubeObject & {
+  roleRef?: { name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+};
+
+/**
+ * `objects` (a chart rendering, where every RBAC object bears the ServiceAccount's name) moved to
+ * `account`: names, namespaces, role references and ServiceAccount subjects rewritten, so tests
+ * can install the chart's RBAC next to other copies of it.
+ */
+export function relocateRbac(objects: KubeObject[], account: ServiceAccountRef): KubeObject[] {
+  return objects.map((object) => {
+    const copy = structuredClone(object) as Binding;
+    copy.metadata.name = account.name;
+    if (copy.metadata.namespace) copy.metadata.namespace = account.namespace;
+    if (copy.roleRef) copy.roleRef.name = account.name;
+    if (copy.subjects)
+      copy.subjects = copy.subjects.map((s) =>
+        s.kind === 'ServiceAccount' ? { ...s, ...account } : s,
+      );
+    return copy;
+  });
+}
+
+/**
+ * Writes a kubeconfig (mode 0600) for `account` on `admin`'s cluster, with a token from the
+ * TokenRequest API that expires after `expirationSeconds`.
+ */
+export async function writeServiceAccountKubeconfig(
+  admin: KubeConnection,
+  account: ServiceAccountRef,
+  path: string,
+  expirationSeconds = 3600,
+): Promise<void> {
+  const token = await admin.http.request<{ status: { token: string } }>({
+    method: 'POST',
+    path: `/api/v1/namespaces/${account.namespace}/serviceaccounts/${account.name}/token`,
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds },
+    },
+  });
+  const cluster = admin.kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the admin kubeconfig has no current cluster');
+  const user = `${account.namespace}-${account.name}`;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: user, token: token.status.token }],
+    contexts: [{ name: user, cluster: cluster.name, user }],
+    currentContext: user,
+  });
+  writeFileSync(path, kubeConfig.exportConfig(), { mode: 0o600 });
+}
+
+/** Whether `connection`'s user may do what `attributes` describe (SelfSubjectAccessReview). */
+export async function selfAccess(
+  connection: KubeConnection,
+  attributes: ResourceAttributes,
+): Promise<boolean> {
+  const review = await connection.http.request<{ status?: { allowed?: boolean } }>({
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      spec: { resourceAttributes: attributes },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+/** What the operator does first: watch its own kinds and take its Lease. */
+export function operatorStartAccess(operatorNamespace: string): ResourceAttributes[] {
+  return [
+    { group: 'stencil.dev', resource: 'templateinstances', verb: 'watch' },
+    {
+      group: 'coordination.k8s.io',
+      resource: 'leases',
+      verb: 'create',
+      namespace: operatorNamespace,
+    },
+  ];
+}
+
+/**
+ * Waits until every one of `attributes` is allowed: the RBAC authorizer sees new bindings through
+ * its informers, a moment after they were written.
+ */
+export async function waitForAccess(
+  connection: KubeConnection,
+  attributes: ResourceAttributes[],
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const denied: ResourceAttributes[] = [];
+    for (const a of attributes) if (!(await selfAccess(connection, a))) denied.push(a);
+    if (denied.length === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(`RBAC still denies ${JSON.stringify(denied)} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Installs `rbac` (one ServiceAccount and the roles bound to it) as `admin`, writes a kubeconfig
+ * for that ServiceAccount to `kubeconfigPath`, and returns a connection as it once the operator's
+ * first requests are allowed.
+ */
+export async function installOperatorIdentity(
+  admin: KubeConnection,
+  rbac: KubeObject[],
+  kubeconfigPath: string,
+  expirationSeconds?: number,
+): Promise<{ account: ServiceAccountRef; connection: KubeConnection }> {
+  const serviceAccount = rbac.find((o) => o.kind === 'ServiceAccount');
+  if (!serviceAccount?.metadata.namespace || !serviceAccount.metadata.name)
+    throw new Error('the RBAC objects hold no namespaced ServiceAccount');
+  const account = {
+    namespace: serviceAccount.metadata.namespace,
+    name: serviceAccount.metadata.name,
+  };
+  for (const object of rbac) await admin.cluster.apply(object);
+  await writeServiceAccountKubeconfig(admin, account, kubeconfigPath, expirationSeconds);
+  const connection = await connect(kubeconfigPath);
+  try {
+    await waitForAccess(connection, operatorStartAccess(account.namespace));
+  } catch (error) {
+    connection.http.close();
+    throw error;
+  }
+  return { account, connection };
+}
