@@ -68,11 +68,11 @@ function objectsFor(leak: SecretLeakCase, i: number): KubeObject[] {
   ];
 }
 
-async function statusOf(i: number): Promise<TemplateInstanceStatus | undefined> {
+async function statusOf(name: string): Promise<TemplateInstanceStatus | undefined> {
   const object = await user.get({
     apiVersion: API_VERSION,
     kind: 'TemplateInstance',
-    name: `i${i}`,
+    name,
     namespace: ns,
   });
   return (object as { status?: TemplateInstanceStatus } | undefined)?.status;
@@ -93,11 +93,75 @@ afterAll(async () => {
   await running.stop();
 });
 
+describe('a runaway render on the operator', () => {
+  it('fails that instance at the output limit while the operator keeps reconciling', async () => {
+    const body =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: |\n' +
+      '{{#each parameters.l}}{{#each ../parameters.l}}{{indent 1 @root.parameters.big}}{{/each}}{{/each}}\n';
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'big', namespace: ns },
+      data: { big: 'x'.repeat(1_000_000) },
+    });
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      metadata: { name: 'runaway', namespace: ns },
+      spec: {
+        parameters: [
+          { name: 'l', type: 'array' },
+          { name: 'big', type: 'string' },
+        ],
+        handlebars: body,
+      },
+    });
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      metadata: { name: 'runaway', namespace: ns },
+      spec: {
+        templateRef: { name: 'runaway' },
+        parameters: [
+          { name: 'l', value: Array.from({ length: 300 }, (_, i) => i) },
+          { name: 'big', valueFrom: { configMapKeyRef: { name: 'big', key: 'big' } } },
+        ],
+      },
+    });
+    const status = await eventually(async () => {
+      const s = await statusOf('runaway');
+      return ready(s)?.reason === 'TemplateExecutionFailed' && s;
+    }, 'the runaway instance to fail');
+    expect(ready(status)?.message).toContain(
+      'rendered output exceeds the limit of 2097152 bytes (2 MiB)',
+    );
+    // Still serving everyone else: a new instance of another Template converges.
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      metadata: { name: 'plain', namespace: ns },
+      spec: {
+        handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n',
+      },
+    });
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      metadata: { name: 'after-runaway', namespace: ns },
+      spec: { templateRef: { name: 'plain' } },
+    });
+    await eventually(
+      async () => ready(await statusOf('after-runaway'))?.status === 'True',
+      'after-runaway Ready',
+    );
+  });
+});
+
 describe('the operator never shows a Secret-backed value', () => {
   it('each hostile instance reaches its expected condition', async () => {
     for (const [i, leak] of OPERATOR_CASES.entries()) {
       const status = await eventually(async () => {
-        const s = await statusOf(i);
+        const s = await statusOf(`i${i}`);
         return ready(s)?.reason === leak.reason && s;
       }, `instance i${i} (${leak.name}) Ready reason ${leak.reason}`);
       expect(ready(status)?.status).toBe(leak.ready ? 'True' : 'False');
@@ -106,7 +170,7 @@ describe('the operator never shows a Secret-backed value', () => {
       for (const c of status.conditions ?? []) expect(shows(c.message, secret)).toBe(false);
     }
     // The ApplyFailed message is the API server's, with the name hidden.
-    const rejected = ready(await statusOf(OPERATOR_CASES.length - 2));
+    const rejected = ready(await statusOf(`i${OPERATOR_CASES.length - 2}`));
     expect(rejected?.message).toContain('[redacted: parameters.pw]');
   });
 
