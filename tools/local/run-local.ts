@@ -1,7 +1,8 @@
 // `npm run local`: Stencil for real on this machine. Builds if needed, starts a local control
-// plane (etcd + kube-apiserver), installs the CRDs and the samples, runs `stencil run` against it,
-// waits for the sample instances to be Ready, prints how to look around, and stops everything
-// on Ctrl-C. The kubeconfig is written to .local/kubeconfig.
+// plane (etcd + kube-apiserver), installs the CRDs and the samples, runs `stencil run` against it
+// under its own ServiceAccount (as an install does), waits for the sample instances to be Ready,
+// prints how to look around, and stops everything on Ctrl-C. The person's (admin) kubeconfig is
+// written to .local/kubeconfig, the operator's to .local/operator.kubeconfig.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -11,6 +12,7 @@ import { ensureKubectl } from '../control-plane/binaries.ts';
 import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
 import { installCrds } from '../control-plane/crds.ts';
 import { applyManifests, readManifests } from './apply-manifests.ts';
+import { deployRbac, installOperatorIdentity } from './operator-identity.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const say = (line: string): void => console.log(`[local] ${line}`);
@@ -39,8 +41,22 @@ await installCrds(
   plane,
   readdirSync(crdDir).map((f) => join(crdDir, f)),
 );
-const { cluster, http } = await connect(kubeconfig);
+const admin = await connect(kubeconfig);
+const { cluster, http } = admin;
 await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'stencil-system' } });
+// The operator runs as the chart's ServiceAccount with the chart's RBAC, never with the admin
+// token: strict mode exempts exactly the operator's username, so sharing the person's identity
+// would let every edit of theirs through as if the operator had made it.
+const operatorKubeconfig = join(root, '.local', 'operator.kubeconfig');
+const identity = await installOperatorIdentity(
+  admin,
+  deployRbac(),
+  operatorKubeconfig,
+  7 * 24 * 3600, // the token outlives any playground session
+);
+identity.connection.http.close();
+const operatorUser = `system:serviceaccount:${identity.account.namespace}:${identity.account.name}`;
+say(`the operator runs as ${operatorUser} (.local/operator.kubeconfig)`);
 const samples = readdirSync(join(root, 'samples'));
 const files = samples.flatMap((s) =>
   ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
@@ -58,7 +74,7 @@ const operator = spawn(
   [
     join(root, 'dist', 'cli.js'),
     'run',
-    `--kubeconfig=${kubeconfig}`,
+    `--kubeconfig=${operatorKubeconfig}`,
     '--log-format=text',
     '--operator-namespace=stencil-system',
     `--webhook-port=${webhookPort}`,
@@ -125,6 +141,10 @@ Stencil is running against a local control plane. In another shell:
   export KUBECONFIG=${kubeconfig}
   ${kubectlPath} get templateinstances -A
   ${kubectlPath} get deployment,service,ingress -n team-a -l stencil.dev/instance-name=shop
+  ${kubectlPath} annotate networkpolicy default-deny -n team-a example.com/owner=me   # refused: strict mode
+
+You are admin; the operator is ${operatorUser}, the only one strict mode lets change
+what the team-a/baseline instance renders.
 
 Metrics: http://127.0.0.1:${metricsPort}/metrics   Probes: http://127.0.0.1:${probePort}/readyz
 Press Ctrl-C to stop everything.
