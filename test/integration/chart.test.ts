@@ -15,7 +15,6 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -24,6 +23,7 @@ import { API_VERSION } from '../../src/api/well-known.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
 import { ensureHelm } from '../../tools/control-plane/binaries.ts';
 import { applyManifests, readManifests } from '../../tools/local/apply-manifests.ts';
+import { installOperatorIdentity, selfAccess } from '../../tools/local/operator-identity.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
@@ -70,22 +70,6 @@ async function dryRunAll(objects: KubeObject[]): Promise<string[]> {
     }
   }
   return rejected;
-}
-
-async function selfAccess(
-  connection: KubeConnection,
-  attributes: Record<string, string>,
-): Promise<boolean> {
-  const review = await connection.http.request<{ status?: { allowed?: boolean } }>({
-    method: 'POST',
-    path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-    body: {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SelfSubjectAccessReview',
-      spec: { resourceAttributes: attributes },
-    },
-  });
-  return review.status?.allowed === true;
 }
 
 beforeAll(async () => {
@@ -151,6 +135,25 @@ describe('helm template', () => {
         `--operator-namespace=${namespace}`,
       ]),
     );
+  }, 60_000);
+
+  it('passes webhook.breakGlassGroups to the operator, and no break-glass group by default', async () => {
+    const argsOf = (objects: KubeObject[]): string[] =>
+      (
+        objects.find((o) => o.kind === 'Deployment') as unknown as {
+          spec: { template: { spec: { containers: { args: string[] }[] } } };
+        }
+      ).spec.template.spec.containers[0]!.args;
+    const defaults = argsOf(await render('stencil', 'stencil-chart'));
+    expect(defaults.filter((a) => a.includes('break-glass'))).toEqual([]);
+    const groups = ['platform-oncall', 'system:serviceaccounts:ops'];
+    const set = argsOf(
+      await render('stencil', 'stencil-chart', { webhook: { breakGlassGroups: groups } }),
+    );
+    expect(set).toContain(`--webhook-break-glass-groups=${groups.join(',')}`);
+    await expect(
+      helmRun(['lint', chart, '--set', 'webhook.breakGlassGroups={a\\,b}']),
+    ).rejects.toThrow(/breakGlassGroups/);
   }, 60_000);
 
   it('renders the cert-manager ValidatingWebhookConfiguration the API server accepts', async () => {
@@ -242,49 +245,13 @@ describe('the operator under exactly the chart RBAC', () => {
     ];
     rbacObjects.push(...objects.filter((o) => rbacKinds.includes(o.kind)));
     expect(rbacObjects.map((o) => o.kind).sort()).toEqual([...rbacKinds].sort());
-    for (const object of rbacObjects) await admin.cluster.apply(object);
-
     // A token for the chart's ServiceAccount (TokenRequest API), in a kubeconfig of its own.
-    const token = await admin.http.request<{ status: { token: string } }>({
-      method: 'POST',
-      path: `/api/v1/namespaces/${operatorNamespace}/serviceaccounts/${fullname}/token`,
-      body: {
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenRequest',
-        spec: { expirationSeconds: 3600 },
-      },
-    });
-    const cluster = admin.kubeConfig.getCurrentCluster()!;
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [cluster],
-      users: [{ name: fullname, token: token.status.token }],
-      contexts: [{ name: fullname, cluster: cluster.name, user: fullname }],
-      currentContext: fullname,
-    });
     kubeconfigPath = join(scratch, 'operator.kubeconfig');
-    writeFileSync(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
-    operatorConnection = await connectKube(kubeconfigPath);
-    // The RBAC authorizer sees new bindings through its informers: wait until they apply.
-    await eventually(
-      () =>
-        selfAccess(operatorConnection, {
-          group: 'stencil.dev',
-          resource: 'templateinstances',
-          verb: 'watch',
-        }),
-      'the ServiceAccount to be allowed to watch templateinstances',
-    );
-    await eventually(
-      () =>
-        selfAccess(operatorConnection, {
-          group: 'coordination.k8s.io',
-          resource: 'leases',
-          verb: 'create',
-          namespace: operatorNamespace,
-        }),
-      'the ServiceAccount to be allowed to create leases in its namespace',
-    );
+    ({ connection: operatorConnection } = await installOperatorIdentity(
+      admin,
+      rbacObjects,
+      kubeconfigPath,
+    ));
 
     // The six samples, with their namespaces renamed (platform, team-a, team-b, team-c).
     const samples = join(scratch, 'samples');
