@@ -23,9 +23,20 @@ import { API_VERSION } from '../../src/api/well-known.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
 import { ensureHelm } from '../../tools/control-plane/binaries.ts';
 import { applyManifests, readManifests } from '../../tools/local/apply-manifests.ts';
-import { installOperatorIdentity, selfAccess } from '../../tools/local/operator-identity.ts';
+import {
+  installOperatorIdentity,
+  removeClusterScoped,
+  selfAccess,
+} from '../../tools/local/operator-identity.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+import {
+  eventually,
+  loopbackWebhook,
+  removeWebhookConfiguration,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from './support/operator.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const chart = join(root, 'charts', 'stencil');
@@ -278,34 +289,16 @@ describe('the operator under exactly the chart RBAC', () => {
         namespace: operatorNamespace,
         onLost: () => undefined,
       },
-      webhook: {
-        endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-        port: 0,
-        host: '127.0.0.1',
-        namespace: operatorNamespace,
-        configurationName: configuration,
-      },
+      webhook: loopbackWebhook(operatorNamespace, configuration),
     });
     await applyManifests((await userClient()).cluster, manifests);
   }, 120_000);
 
   afterAll(async () => {
-    // The webhook dies with the operator: remove its configuration first (and the cluster-scoped
-    // RBAC), so later test files never call a dead endpoint.
-    await admin.cluster
-      .delete({
-        apiVersion: 'admissionregistration.k8s.io/v1',
-        kind: 'ValidatingWebhookConfiguration',
-        name: configuration,
-      })
-      .catch(() => undefined);
+    await removeWebhookConfiguration(admin.cluster, configuration).catch(() => undefined);
     await running?.stop();
     operatorConnection?.http.close();
-    for (const object of rbacObjects.filter((o) => !o.metadata.namespace)) {
-      await admin.cluster
-        .delete({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name! })
-        .catch(() => undefined);
-    }
+    await removeClusterScoped(admin, rbacObjects);
   }, 60_000);
 
   it('runs as the chart ServiceAccount, which is not cluster-admin', async () => {

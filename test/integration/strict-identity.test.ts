@@ -13,18 +13,26 @@ import type { KubeObject } from '../../src/api/object-meta.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
-import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import {
   deployRbac,
   installOperatorIdentity,
   relocateRbac,
+  removeClusterScoped,
   selfAccess,
   waitForAccess,
   writeServiceAccountKubeconfig,
   type ServiceAccountRef,
 } from '../../tools/local/operator-identity.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+import {
+  eventually,
+  loopbackWebhook,
+  rejectionOf as rejection,
+  removeWebhookConfiguration,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from './support/operator.ts';
 
 const suffix = randomBytes(3).toString('hex');
 const scratch = mkdtempSync(join(tmpdir(), 'stencil-strict-identity-'));
@@ -70,16 +78,6 @@ const recolour = (colour: string): KubeObject => ({
   metadata: { name: 'settings', namespace: ns },
   data: { colour },
 });
-
-async function rejection(action: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await action;
-    return undefined;
-  } catch (error) {
-    if (isClusterError(error)) return error.message;
-    throw error;
-  }
-}
 
 /**
  * A person with full RBAC: a ServiceAccount (bound to cluster-admin by the test's
@@ -132,14 +130,9 @@ beforeAll(async () => {
   people.tester = tester.cluster;
 
   running = await startOperator([ns], join(scratch, 'operator.kubeconfig'), {
-    webhook: {
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: operatorNamespace,
-      configurationName: configuration,
+    webhook: loopbackWebhook(operatorNamespace, configuration, {
       breakGlassGroups: [breakGlassGroup],
-    },
+    }),
   });
 
   await people.tester.apply({
@@ -172,28 +165,15 @@ function instance(extra: boolean): KubeObject {
 }
 
 afterAll(async () => {
-  // The webhook dies with the operator: remove its configuration first, so later test files
-  // never call a dead endpoint; then the cluster-scoped RBAC.
-  await admin?.cluster
-    .delete({
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingWebhookConfiguration',
-      name: configuration,
-    })
-    .catch(() => undefined);
-  await running?.stop();
-  const clusterScoped = [
-    ...(rbac ?? []).filter((o) => !o.metadata.namespace),
-    {
+  if (admin) {
+    await removeWebhookConfiguration(admin.cluster, configuration).catch(() => undefined);
+    await running?.stop();
+    const adminsBindingObject = {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
       metadata: { name: adminsBinding },
-    },
-  ];
-  for (const object of clusterScoped) {
-    await admin?.cluster
-      .delete({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name! })
-      .catch(() => undefined);
+    };
+    await removeClusterScoped(admin, [...(rbac ?? []), adminsBindingObject]);
   }
   for (const connection of connections) connection.http.close();
   admin?.http.close();

@@ -5,9 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
-import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+import {
+  eventually,
+  loopbackWebhook,
+  rejectionOf as rejection,
+  removeWebhookConfiguration,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from './support/operator.ts';
 
 let ns: string;
 let user: KubeCluster;
@@ -52,41 +59,18 @@ const edit = (name: string, spec: Record<string, unknown>): KubeObject => ({
   spec,
 });
 
-async function rejection(action: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await action;
-    return undefined;
-  } catch (error) {
-    if (isClusterError(error)) return error.message;
-    throw error;
-  }
-}
-
 const getDeployment = (name: string): Promise<KubeObject | undefined> =>
   user.get({ apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: ns });
 
 beforeAll(async () => {
   ns = await freshNamespace(connect(), 'strict');
   user = (await userClient()).cluster;
-  running = await startOperator([ns], undefined, {
-    webhook: {
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: ns,
-      configurationName: configuration,
-    },
-  });
+  running = await startOperator([ns], undefined, { webhook: loopbackWebhook(ns, configuration) });
 });
 
 afterAll(async () => {
+  await removeWebhookConfiguration(user, configuration);
   await running?.stop();
-  // Leave no webhook pointing at a stopped server behind for the next test files.
-  await user?.delete({
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingWebhookConfiguration',
-    name: configuration,
-  });
 });
 
 describe('strict mode', () => {

@@ -169,3 +169,13 @@ export async function installOperatorIdentity(
   }
   return { account, connection };
 }
+
+/** Deletes the cluster-scoped ones of `objects` (a ClusterRole and its binding), if present. */
+export async function removeClusterScoped(
+  admin: KubeConnection,
+  objects: KubeObject[],
+): Promise<void> {
+  for (const { apiVersion, kind, metadata } of objects.filter((o) => !o.metadata.namespace)) {
+    await admin.cluster.delete({ apiVersion, kind, name: metadata.name! }).catch(() => undefined);
+  }
+}

@@ -5,7 +5,12 @@ import { inject } from 'vitest';
 import { connect, type KubeConnection } from '../../../src/kube/connection.ts';
 import { KubeCluster } from '../../../src/kube/cluster.ts';
 import { createLogger } from '../../../src/log.ts';
-import { StencilOperator, type OperatorOptions } from '../../../src/operator.ts';
+import {
+  StencilOperator,
+  type OperatorOptions,
+  type WebhookOptions,
+} from '../../../src/operator.ts';
+import { isClusterError } from '../../../src/reconcile/cluster-port.ts';
 
 export interface RunningOperator {
   operator: StencilOperator;
@@ -75,5 +80,50 @@ export async function eventually<T>(
         `timed out waiting for ${what}; last: ${JSON.stringify(last, null, 1)?.slice(0, 2000)}`,
       );
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The strict-mode webhook on a free loopback port, reached by URL (there are no Services here),
+ * under a configuration name of the test file's own.
+ */
+export function loopbackWebhook(
+  namespace: string,
+  configurationName: string,
+  extra: Partial<WebhookOptions> = {},
+): WebhookOptions {
+  return {
+    endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+    port: 0,
+    host: '127.0.0.1',
+    namespace,
+    configurationName,
+    ...extra,
+  };
+}
+
+/**
+ * Deletes a test's ValidatingWebhookConfiguration: call it before the operator (and so the
+ * webhook server) stops, so later test files never call a dead endpoint.
+ */
+export async function removeWebhookConfiguration(
+  cluster: KubeCluster,
+  name: string,
+): Promise<void> {
+  await cluster.delete({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    name,
+  });
+}
+
+/** The API server's message when `action` is refused, undefined when it succeeds. */
+export async function rejectionOf(action: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await action;
+    return undefined;
+  } catch (error) {
+    if (isClusterError(error)) return error.message;
+    throw error;
   }
 }
