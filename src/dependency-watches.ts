@@ -3,17 +3,21 @@
 // re-enqueues exactly the instances that depend on it, and is remembered as the trigger of
 // their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
 import type { KubeObject } from './api/object-meta.ts';
-import { LABEL_INSTANCE_UID } from './api/well-known.ts';
 import { parseGvkKey, resourceKey } from './engine/inventory.ts';
+import {
+  labelSelectorOf,
+  type Dependency,
+  type DependencyKey,
+  type WatchKey,
+} from './framework/dependency-key.ts';
 import type { OperatorShell } from './framework/operator-shell.ts';
 import {
   SourceRegistry,
   type ChangeNotice,
-  type Dependency,
-  type WatchKey,
+  type WatchStarter,
 } from './framework/source-registry.ts';
 import type { Discovery } from './kube/discovery.ts';
-import type { DependencyTracker, Trigger } from './reconcile/reader.ts';
+import type { DependencyTracker, SourceAccess, Trigger } from './reconcile/reader.ts';
 
 export interface DependencyWatchOptions {
   shell: () => OperatorShell | undefined;
@@ -23,15 +27,23 @@ export interface DependencyWatchOptions {
   now?: () => number;
 }
 
+/**
+ * The triggers waiting for an instance's next completed pass, one per kind: within a kind the
+ * newer replaces the older (rotation lag is measured from the change the apply carries); across
+ * kinds both wait, and a source change is reported first (it owes a SourceChanged Event and a
+ * rotation lag; the apply it causes reverts any drift too).
+ */
+type PendingTriggers = Partial<Record<Trigger['kind'], Trigger>>;
+
 export class DependencyWatches implements DependencyTracker {
   readonly registry: SourceRegistry;
-  private readonly triggers = new Map<string, Trigger>();
+  private readonly triggers = new Map<string, PendingTriggers>();
   /** resourceVersions our own applies produced: their watch events are not drift. */
   private readonly ownWrites = new Map<string, string>();
 
   constructor(private readonly options: DependencyWatchOptions) {
     this.registry = new SourceRegistry(
-      (key, onChange) => this.startWatch(key, onChange),
+      (key, onEvent) => this.startWatch(key, onEvent),
       (notice) => this.onChange(notice),
     );
   }
@@ -42,8 +54,8 @@ export class DependencyWatches implements DependencyTracker {
 
   private async startWatch(
     key: WatchKey,
-    onChange: (type: ChangeNotice['type'], object: KubeObject) => void,
-  ): ReturnType<ConstructorParameters<typeof SourceRegistry>[0]> {
+    onEvent: Parameters<WatchStarter>[1],
+  ): ReturnType<WatchStarter> {
     const shell = this.options.shell();
     const info = await this.options.discovery.resourceFor(key.apiVersion, key.kind);
     if (!shell || !info) return undefined;
@@ -56,49 +68,48 @@ export class DependencyWatches implements DependencyTracker {
         version: version ?? '',
         plural: info.plural,
         namespace: info.scope === 'Namespaced' ? key.namespace : undefined,
-        labelSelector: key.labelSelector,
+        labelSelector: labelSelectorOf(key),
         metadataOnly: true,
       },
-      (event) => onChange(event.type, event.object as unknown as KubeObject),
+      (event, _old, origin) => onEvent(event.type, event.object as unknown as KubeObject, origin),
     );
   }
 
   private onChange(notice: ChangeNotice): void {
-    const drift = notice.key.labelSelector === LABEL_INSTANCE_UID;
-    if (drift && notice.type !== 'DELETED' && this.isOwnWrite(notice.object)) return;
-    const { namespace, name } = notice.object.metadata;
-    const description = `${notice.key.kind} ${namespace ? `${namespace}/` : ''}${name ?? ''} ${notice.type === 'DELETED' ? 'was deleted' : 'changed'}`;
-    // The latest change wins: rotation lag is measured from the change the apply carries.
+    const { dependency, object } = notice;
+    const drift = dependency.type === 'drift';
+    if (drift && notice.type !== 'DELETED' && this.isOwnWrite(dependency, object)) return;
+    const { namespace, name } = object.metadata;
+    const description = `${dependency.kind} ${namespace ? `${namespace}/` : ''}${name ?? ''} ${notice.type === 'DELETED' ? 'was deleted' : 'changed'}`;
+    const kind = drift ? 'drift' : 'source';
+    const pending = this.triggers.get(notice.dependent) ?? {};
     this.triggers.set(notice.dependent, {
-      kind: drift ? 'drift' : 'source',
-      description,
-      at: this.now(),
+      ...pending,
+      [kind]: { kind, description, at: this.now() },
     });
     this.options.enqueue(notice.dependent);
   }
 
   async track(
     instanceKey: string,
-    sources: { apiVersion: string; kind: string; namespace?: string; name?: string }[],
+    sources: SourceAccess[],
     drift: { uid: string; gvks: string[] } | undefined,
   ): Promise<void> {
     const sourceDeps: Dependency[] = sources.map((s) => ({
-      key: { apiVersion: s.apiVersion, kind: s.kind, namespace: s.namespace },
-      name: s.name,
+      key: {
+        type: 'source',
+        apiVersion: s.apiVersion,
+        kind: s.kind,
+        namespace: s.namespace,
+        name: s.name,
+      },
+      observed: s.observed,
     }));
     const driftDeps: Dependency[] = (drift?.gvks ?? []).flatMap((g) => {
       const gvk = parseGvkKey(g);
-      return gvk
-        ? [
-            {
-              key: { ...gvk, labelSelector: LABEL_INSTANCE_UID },
-              label: { key: LABEL_INSTANCE_UID, value: drift!.uid },
-            },
-          ]
-        : [];
+      return gvk ? [{ key: { type: 'drift', ...gvk, instanceUid: drift!.uid } }] : [];
     });
-    await this.registry.set(instanceKey, sourceDeps, 'sources');
-    await this.registry.set(instanceKey, driftDeps, 'drift');
+    await this.registry.set(instanceKey, [...sourceDeps, ...driftDeps]);
   }
 
   release(instanceKey: string): void {
@@ -106,10 +117,19 @@ export class DependencyWatches implements DependencyTracker {
     this.triggers.delete(instanceKey);
   }
 
-  takeTrigger(instanceKey: string): Trigger | undefined {
-    const trigger = this.triggers.get(instanceKey);
-    this.triggers.delete(instanceKey);
-    return trigger;
+  peekTrigger(instanceKey: string): Trigger | undefined {
+    const pending = this.triggers.get(instanceKey);
+    return pending?.source ?? pending?.drift;
+  }
+
+  clearTrigger(instanceKey: string, handled: Trigger | undefined): void {
+    const pending = this.triggers.get(instanceKey);
+    // A change seen while the pass ran replaced the trigger: it stays for the next pass.
+    if (!handled || !pending || pending[handled.kind] !== handled) return;
+    const rest: PendingTriggers = { ...pending };
+    delete rest[handled.kind];
+    if (rest.source ?? rest.drift) this.triggers.set(instanceKey, rest);
+    else this.triggers.delete(instanceKey);
   }
 
   applied(_instanceKey: string, trigger: Trigger | undefined, written: KubeObject[]): void {
@@ -121,8 +141,13 @@ export class DependencyWatches implements DependencyTracker {
     if (trigger?.kind === 'source') this.options.onRotationLag?.(this.now() - trigger.at);
   }
 
-  private isOwnWrite(object: KubeObject): boolean {
-    const key = resourceKey({ ...object, apiVersion: object.apiVersion ?? '' });
+  /** Drift watches carry metadata only: the kind comes from the dependency, not the event. */
+  private isOwnWrite(dependency: DependencyKey, object: KubeObject): boolean {
+    const key = resourceKey({
+      ...object,
+      apiVersion: dependency.apiVersion,
+      kind: dependency.kind,
+    });
     const ours = this.ownWrites.get(key);
     if (ours === undefined || ours !== object.metadata.resourceVersion) return false;
     this.ownWrites.delete(key);

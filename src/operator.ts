@@ -251,7 +251,7 @@ export class StencilOperator {
       metrics.instances.inc({ phase: instance.status?.phase ?? 'Pending' });
     metrics.sourceWatches.reset();
     for (const key of this.dependencies.registry.watchKeys())
-      metrics.sourceWatches.inc({ kind: key.labelSelector ? `${key.kind} (drift)` : key.kind });
+      metrics.sourceWatches.inc({ kind: key.type === 'drift' ? `${key.kind} (drift)` : key.kind });
   }
 
   private async startWebhook(options: WebhookOptions): Promise<void> {

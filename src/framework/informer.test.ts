@@ -113,6 +113,48 @@ describe('the informer', () => {
     informer.stop();
   });
 
+  it('marks the first list as initial-list, and what a relist after 410 finds as relist', async () => {
+    const source = new FakeSource();
+    source.listing = { items: [cm('a', '1'), cm('b', '1'), cm('c', '1')], resourceVersion: '1' };
+    const informer = new Informer(source, { path: '/x' });
+    const seen: string[] = [];
+    informer.addHandlers({
+      add: (o, origin) => seen.push(`${origin} add ${o.metadata.name}`),
+      update: (o, _old, origin) => seen.push(`${origin} update ${o.metadata.name}`),
+      delete: (o, origin) => seen.push(`${origin} delete ${o.metadata.name}`),
+    });
+    await informer.start();
+    await until(() => source.watches.length === 1);
+    source.watches[0]!.emit('MODIFIED', cm('a', '2'));
+    // a is unchanged since the watch saw it, b changed in the gap, c was deleted, d created.
+    source.listing = { items: [cm('a', '2'), cm('b', '4'), cm('d', '5')], resourceVersion: '5' };
+    source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    source.watches[0]!.done(null);
+    await until(() => source.watches.length === 2);
+    expect(seen).toEqual([
+      'initial-list add a',
+      'initial-list add b',
+      'initial-list add c',
+      'watch update a',
+      'relist delete c',
+      'relist update b',
+      'relist add d',
+    ]);
+    informer.stop();
+  });
+
+  it('keeps marking the first list initial when it needed retries', async () => {
+    const source = new FakeSource();
+    source.failLists = 1;
+    source.listing = { items: [cm('a', '1')], resourceVersion: '1' };
+    const informer = new Informer(source, { path: '/x' });
+    const origins: string[] = [];
+    informer.addHandlers({ add: (_o, origin) => origins.push(origin) });
+    await informer.start();
+    expect(origins).toEqual(['initial-list']);
+    informer.stop();
+  }, 10_000);
+
   it('retries with backoff after errors instead of giving up or exiting', async () => {
     const source = new FakeSource();
     source.failLists = 2;

@@ -31,10 +31,18 @@ export interface ListWatchSource {
   ): Promise<WatchHandle>;
 }
 
+/**
+ * Where an event came from. `initial-list`: the first list of a new informer reports what
+ * already existed, not a change. `relist`: a list after 410 Gone; only objects whose
+ * resourceVersion moved (or that appeared or vanished) are reported, so each is a real change.
+ * `watch`: the watch stream.
+ */
+export type EventOrigin = 'initial-list' | 'relist' | 'watch';
+
 export interface InformerHandlers {
-  add?(object: KubeObject): void;
-  update?(object: KubeObject, old: KubeObject): void;
-  delete?(object: KubeObject): void;
+  add?(object: KubeObject, origin: EventOrigin): void;
+  update?(object: KubeObject, old: KubeObject, origin: EventOrigin): void;
+  delete?(object: KubeObject, origin: EventOrigin): void;
 }
 
 export interface InformerOptions {
@@ -126,11 +134,16 @@ export class Informer {
     this.options.log?.(level, message, { path: this.options.path, ...fields });
   }
 
-  private notify(kind: keyof InformerHandlers, object: KubeObject, old?: KubeObject): void {
+  private notify(
+    kind: keyof InformerHandlers,
+    origin: EventOrigin,
+    object: KubeObject,
+    old?: KubeObject,
+  ): void {
     for (const handlers of this.handlers) {
       try {
-        if (kind === 'update') handlers.update?.(object, old ?? object);
-        else handlers[kind]?.(object);
+        if (kind === 'update') handlers.update?.(object, old ?? object, origin);
+        else handlers[kind]?.(object, origin);
       } catch (error) {
         this.log('error', 'informer handler threw', { error: String(error) });
       }
@@ -166,21 +179,25 @@ export class Informer {
     await this.startWatch();
   }
 
-  /** Replaces the cache with a fresh list, emitting the differences as events. */
+  /**
+   * Replaces the cache with a fresh list, emitting the differences as events: everything on the
+   * first list (marked `initial-list`); on a relist only what moved, by resourceVersion.
+   */
   private replace(result: ListResult): void {
+    const origin: EventOrigin = this.synced ? 'relist' : 'initial-list';
     const fresh = new Map(result.items.map((o) => [objectKey(o), o]));
     for (const [key, old] of this.cache) {
       if (!fresh.has(key)) {
         this.cache.delete(key);
-        this.notify('delete', old);
+        this.notify('delete', origin, old);
       }
     }
     for (const [key, object] of fresh) {
       const old = this.cache.get(key);
       this.cache.set(key, object);
-      if (!old) this.notify('add', object);
+      if (!old) this.notify('add', origin, object);
       else if (old.metadata.resourceVersion !== object.metadata.resourceVersion)
-        this.notify('update', object, old);
+        this.notify('update', origin, object, old);
     }
     this.resourceVersion = result.resourceVersion;
     if (!this.synced) {
@@ -252,11 +269,11 @@ export class Informer {
     const old = this.cache.get(key);
     if (type === 'DELETED') {
       this.cache.delete(key);
-      this.notify('delete', object);
+      this.notify('delete', 'watch', object);
       return;
     }
     this.cache.set(key, object);
-    if (old) this.notify('update', object, old);
-    else this.notify('add', object);
+    if (old) this.notify('update', 'watch', object, old);
+    else this.notify('add', 'watch', object);
   }
 }

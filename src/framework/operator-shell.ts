@@ -5,14 +5,21 @@
 import dotI, { ResourceEventType, ResourceMetaImpl, type ResourceEvent } from '@dot-i/k8s-operator';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../api/object-meta.ts';
-import { Informer, type ListWatchSource } from './informer.ts';
+import { Informer, type EventOrigin, type ListWatchSource } from './informer.ts';
 
 // dot-i is CommonJS with `exports.default = Operator`: Node's ESM loader hands us the exports
 // object (class at `.default`); bundlers that honour `__esModule` hand us the class itself.
 const Operator = dotI.default ?? (dotI as unknown as typeof dotI.default);
 
-/** A dot-i ResourceEvent, plus the previous version of the object on MODIFIED (the informer has it). */
-export type EventHandler = (event: ResourceEvent, old?: KubeObject) => void;
+/**
+ * A dot-i ResourceEvent, plus the previous version of the object on MODIFIED (the informer has
+ * it) and where the event came from (an initial list reports existing objects, not changes).
+ */
+export type EventHandler = (
+  event: ResourceEvent,
+  old: KubeObject | undefined,
+  origin: EventOrigin,
+) => void;
 
 export interface WatchTarget {
   group: string;
@@ -101,14 +108,19 @@ export class OperatorShell extends Operator {
       metadataOnly: target.metadataOnly,
       log: this.logFn,
     });
-    const emit = (type: ResourceEventType, object: KubeObject, old?: KubeObject): void => {
+    const emit = (
+      type: ResourceEventType,
+      origin: EventOrigin,
+      object: KubeObject,
+      old?: KubeObject,
+    ): void => {
       const meta = ResourceMetaImpl.createWithPlural(target.plural, object as never);
-      handler({ type, object: object as never, meta }, old);
+      handler({ type, object: object as never, meta }, old, origin);
     };
     informer.addHandlers({
-      add: (o) => emit(ResourceEventType.Added, o),
-      update: (o, old) => emit(ResourceEventType.Modified, o, old),
-      delete: (o) => emit(ResourceEventType.Deleted, o),
+      add: (o, origin) => emit(ResourceEventType.Added, origin, o),
+      update: (o, old, origin) => emit(ResourceEventType.Modified, origin, o, old),
+      delete: (o, origin) => emit(ResourceEventType.Deleted, origin, o),
     });
     return informer;
   }

@@ -1,38 +1,34 @@
 // One shared registry of watches on the objects instances depend on (their valueFrom sources,
-// and under revert/strict the resources they rendered). Watches are keyed by (kind, namespace,
-// selector), so their number is bounded by distinct keys, not by dependents; they are reference
-// counted and stopped when their last dependent lets go. Informers cache metadata only.
+// and under revert/strict the resources they rendered), routed by typed DependencyKeys. Watches
+// are keyed by WatchKey, so their number is bounded by distinct keys, not by dependents; they
+// are reference counted and stopped when their last dependent lets go. Informers cache metadata.
 import type { KubeObject } from '../api/object-meta.ts';
-import type { Informer } from './informer.ts';
+import {
+  concerns,
+  watchKeyId,
+  watchKeyOf,
+  type Dependency,
+  type DependencyKey,
+  type WatchKey,
+} from './dependency-key.ts';
+import { objectKey, type EventOrigin, type Informer } from './informer.ts';
 
-export interface WatchKey {
-  apiVersion: string;
-  kind: string;
-  /** Absent = all namespaces (or a cluster-scoped kind). */
-  namespace?: string;
-  labelSelector?: string;
-}
-
-/** What a dependent cares about within a watch: one object by name, or by a label value. */
-export interface Dependency {
-  key: WatchKey;
-  /** GET mode: only this object; absent = any object of the watch (LIST mode). */
-  name?: string;
-  /** Only objects carrying this label value. */
-  label?: { key: string; value: string };
-}
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface ChangeNotice {
   dependent: string;
+  /** The dependency of `dependent` the change concerns. */
+  dependency: DependencyKey;
   object: KubeObject;
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  key: WatchKey;
+  type: ChangeType;
+  /** `catch-up`: the watch's state differs from what the dependent recorded when it registered. */
+  origin: Exclude<EventOrigin, 'initial-list'> | 'catch-up';
 }
 
 /** Starts an informer for a key; `undefined` when the kind is not served (retried on next set). */
 export type WatchStarter = (
   key: WatchKey,
-  onChange: (type: ChangeNotice['type'], object: KubeObject) => void,
+  onEvent: (type: ChangeType, object: KubeObject, origin: EventOrigin) => void,
 ) => Promise<Informer | undefined>;
 
 interface Entry {
@@ -40,17 +36,6 @@ interface Entry {
   informer?: Informer;
   starting?: Promise<void>;
   dependents: Map<string, Dependency[]>;
-}
-
-export function watchKeyId(key: WatchKey): string {
-  return `${key.apiVersion}|${key.kind}|${key.namespace ?? '*'}|${key.labelSelector ?? ''}`;
-}
-
-function matches(dependency: Dependency, object: KubeObject): boolean {
-  if (dependency.name !== undefined && dependency.name !== object.metadata.name) return false;
-  if (dependency.label && object.metadata.labels?.[dependency.label.key] !== dependency.label.value)
-    return false;
-  return true;
 }
 
 export class SourceRegistry {
@@ -72,55 +57,54 @@ export class SourceRegistry {
     return [...this.entries.values()].filter((e) => e.informer).map((e) => e.key);
   }
 
-  /** The watch keys `dependent` holds, across groups. */
-  dependenciesOf(dependent: string): WatchKey[] {
-    const ids = [...this.byDependent]
-      .filter(([tag]) => tag.slice(tag.indexOf('\u0000') + 1) === dependent)
-      .flatMap(([, set]) => [...set]);
-    return ids.flatMap((id) => {
-      const entry = this.entries.get(id);
-      return entry ? [entry.key] : [];
-    });
+  /** What `dependent` depends on now. */
+  dependenciesOf(dependent: string): DependencyKey[] {
+    return [...(this.byDependent.get(dependent) ?? [])].flatMap(
+      (id) =>
+        this.entries
+          .get(id)
+          ?.dependents.get(dependent)
+          ?.map((d) => d.key) ?? [],
+    );
   }
 
   /**
-   * Replaces what `dependent` depends on within `group` (e.g. 'sources' or 'drift'); starts
-   * missing watches and stops those nobody needs any more.
+   * Replaces what `dependent` depends on; starts missing watches and stops those nobody needs
+   * any more. What the dependent recorded as read is checked against a watch's cache once the
+   * watch has its first list (at once when it already has): a difference is a change it missed.
    */
-  async set(dependent: string, dependencies: Dependency[], group = 'sources'): Promise<void> {
-    const tag = `${group}\u0000${dependent}`;
+  async set(dependent: string, dependencies: Dependency[]): Promise<void> {
     const wanted = new Map<string, Dependency[]>();
     for (const d of dependencies) {
-      const id = watchKeyId(d.key);
+      const id = watchKeyId(watchKeyOf(d.key));
       wanted.set(id, [...(wanted.get(id) ?? []), d]);
     }
-    const previous = this.byDependent.get(tag) ?? new Set<string>();
-    for (const id of previous) if (!wanted.has(id)) this.drop(id, tag);
+    for (const id of this.byDependent.get(dependent) ?? [])
+      if (!wanted.has(id)) this.drop(id, dependent);
     for (const [id, deps] of wanted) {
       let entry = this.entries.get(id);
       if (!entry) {
-        entry = { key: deps[0]!.key, dependents: new Map() };
+        entry = { key: watchKeyOf(deps[0]!.key), dependents: new Map() };
         this.entries.set(id, entry);
       }
-      entry.dependents.set(tag, deps);
+      entry.dependents.set(dependent, deps);
+      if (entry.informer?.hasSynced()) this.catchUp(entry, dependent, deps);
     }
-    this.byDependent.set(tag, new Set(wanted.keys()));
+    if (wanted.size > 0) this.byDependent.set(dependent, new Set(wanted.keys()));
+    else this.byDependent.delete(dependent);
     await Promise.all([...wanted.keys()].map((id) => this.ensureStarted(id)));
   }
 
-  /** Forgets every dependency of `dependent` in every group. */
+  /** Forgets every dependency of `dependent`. */
   release(dependent: string): void {
-    for (const [tag, ids] of [...this.byDependent]) {
-      if (tag.slice(tag.indexOf('\u0000') + 1) !== dependent) continue;
-      for (const id of ids) this.drop(id, tag);
-      this.byDependent.delete(tag);
-    }
+    for (const id of this.byDependent.get(dependent) ?? []) this.drop(id, dependent);
+    this.byDependent.delete(dependent);
   }
 
-  private drop(id: string, tag: string): void {
+  private drop(id: string, dependent: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
-    entry.dependents.delete(tag);
+    entry.dependents.delete(dependent);
     if (entry.dependents.size === 0) {
       entry.informer?.stop();
       this.entries.delete(id);
@@ -130,11 +114,19 @@ export class SourceRegistry {
   private ensureStarted(id: string): Promise<void> {
     const entry = this.entries.get(id);
     if (!entry || entry.informer) return Promise.resolve();
-    entry.starting ??= this.start(entry.key, (type, object) => this.route(id, type, object))
+    entry.starting ??= this.start(entry.key, (type, object, origin) =>
+      this.route(id, type, object, origin),
+    )
       .then((informer) => {
-        const current = this.entries.get(id);
-        if (current === entry) entry.informer = informer;
-        else informer?.stop();
+        if (this.entries.get(id) !== entry) {
+          informer?.stop();
+          return;
+        }
+        entry.informer = informer;
+        void informer?.waitForSync().then(() => {
+          if (this.entries.get(id) !== entry) return;
+          for (const [dependent, deps] of entry.dependents) this.catchUp(entry, dependent, deps);
+        });
       })
       .finally(() => {
         entry.starting = undefined;
@@ -142,17 +134,56 @@ export class SourceRegistry {
     return entry.starting;
   }
 
-  private route(id: string, type: ChangeNotice['type'], object: KubeObject): void {
+  /**
+   * An initial list reports what existed before the watch, which its dependents read
+   * themselves: it is not routed as a change. `catchUp` reports what differs from their reads.
+   */
+  private route(id: string, type: ChangeType, object: KubeObject, origin: EventOrigin): void {
+    if (origin === 'initial-list') return;
     const entry = this.entries.get(id);
     if (!entry) return;
-    for (const [tag, deps] of entry.dependents) {
-      if (!deps.some((d) => matches(d, object))) continue;
-      this.notify({
-        dependent: tag.slice(tag.indexOf('\u0000') + 1),
-        object,
-        type,
-        key: entry.key,
-      });
+    for (const [dependent, deps] of entry.dependents) {
+      const dependency = deps.find((d) => concerns(d.key, object));
+      if (dependency) this.notify({ dependent, dependency: dependency.key, object, type, origin });
     }
   }
+
+  /** Reports each object whose cached version differs from what `dependent` recorded reading. */
+  private catchUp(entry: Entry, dependent: string, deps: Dependency[]): void {
+    const cached = entry.informer?.list() ?? [];
+    for (const dependency of deps) {
+      if (!dependency.observed) continue;
+      const unseen = new Map(Object.entries(dependency.observed));
+      for (const object of cached) {
+        if (!concerns(dependency.key, object)) continue;
+        const key = objectKey(object);
+        const read = unseen.get(key);
+        unseen.delete(key);
+        if (read === object.metadata.resourceVersion) continue;
+        const type = read === undefined ? 'ADDED' : 'MODIFIED';
+        this.notify({ dependent, dependency: dependency.key, object, type, origin: 'catch-up' });
+      }
+      for (const key of unseen.keys()) {
+        const object = gone(entry.key, key);
+        this.notify({
+          dependent,
+          dependency: dependency.key,
+          object,
+          type: 'DELETED',
+          origin: 'catch-up',
+        });
+      }
+    }
+  }
+}
+
+/** A stand-in for an object that was read but is no longer there (only its identity is known). */
+function gone(key: WatchKey, objectKeyText: string): KubeObject {
+  const slash = objectKeyText.indexOf('/');
+  const namespace = objectKeyText.slice(0, slash);
+  return {
+    apiVersion: key.apiVersion,
+    kind: key.kind,
+    metadata: { name: objectKeyText.slice(slash + 1), ...(namespace ? { namespace } : {}) },
+  };
 }

@@ -12,6 +12,7 @@ import type {
 } from '../engine/source-port.ts';
 import { describeRef } from '../engine/source-port.ts';
 import { isClusterError, type ClusterErrorKind, type ClusterPort } from './cluster-port.ts';
+import type { SourceAccess } from './reader.ts';
 
 const FAILURES: Partial<Record<ClusterErrorKind, ReadFailure>> = {
   NotFound: 'NotFound',
@@ -28,12 +29,14 @@ function failed<T>(error: unknown, what: string): SourceRead<T> {
   return { ok: false, failure, message: `reading ${what} failed: ${reason}` };
 }
 
-/** A source the resolution read: GET when `name` is set, LIST otherwise. */
-export interface SourceAccess {
-  apiVersion: string;
-  kind: string;
-  namespace?: string;
-  name?: string;
+/** `namespace/name` (`/name` when cluster-scoped): how watch caches key their objects. */
+function versionsOf(objects: KubeObject[]): Record<string, string> {
+  return Object.fromEntries(
+    objects.map((o) => [
+      `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`,
+      o.metadata.resourceVersion ?? '',
+    ]),
+  );
 }
 
 export class ClusterSource implements SourcePort {
@@ -47,14 +50,16 @@ export class ClusterSource implements SourcePort {
   }
 
   async get(ref: ObjectRef): Promise<SourceRead<KubeObject>> {
-    this.reads.push({
+    const read: SourceAccess = {
       apiVersion: ref.apiVersion,
       kind: ref.kind,
       namespace: ref.namespace,
       name: ref.name,
-    });
+    };
+    this.reads.push(read);
     try {
       const object = await this.cluster.get(ref);
+      read.observed = versionsOf(object ? [object] : []);
       if (object) return { ok: true, value: object };
       return { ok: false, failure: 'NotFound', message: `${describeRef(ref)} not found` };
     } catch (error) {
@@ -63,9 +68,15 @@ export class ClusterSource implements SourcePort {
   }
 
   async list(ref: ListRef): Promise<SourceRead<ObjectList>> {
-    this.reads.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace });
+    const read: SourceAccess = {
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      namespace: ref.namespace,
+    };
+    this.reads.push(read);
     try {
       const items = await this.cluster.list(ref.apiVersion, ref.kind, { namespace: ref.namespace });
+      read.observed = versionsOf(items);
       return { ok: true, value: { apiVersion: ref.apiVersion, kind: `${ref.kind}List`, items } };
     } catch (error) {
       return failed(error, `${ref.kind} list`);

@@ -91,7 +91,8 @@ export class InstanceReconciler implements Reconciler {
 
   async reconcile(request: Request): Promise<Result> {
     const key = `${request.namespace}/${request.name}`;
-    const trigger = this.deps.tracker.takeTrigger(key);
+    // Peeked, not taken: the trigger stays until a pass completes, so a retry still knows why.
+    const trigger = this.deps.tracker.peekTrigger(key);
     const instance = await this.load(key, request);
     if (!instance) return {};
     if (instance.metadata.deletionTimestamp) return this.finalize(instance);
@@ -112,7 +113,9 @@ export class InstanceReconciler implements Reconciler {
       await this.event(instance, 'Normal', 'SourceChanged', trigger.description);
     if (!evaluation.ok) return this.reportFailure(pass);
     try {
-      return await this.applyAndPrune(pass);
+      const result = await this.applyAndPrune(pass);
+      this.deps.tracker.clearTrigger(key, trigger);
+      return result;
     } catch (error) {
       // API errors quote names and paths, which a Secret-backed value may have produced.
       throw evaluation.redactor.redactError(error);

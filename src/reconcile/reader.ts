@@ -12,13 +12,27 @@ export interface CacheReader {
   templates(): Template[];
 }
 
-/** What triggered a reconcile from the outside, consumed by the reconcile it triggered. */
+/** What triggered a reconcile from the outside, kept until a pass that saw it completes. */
 export interface Trigger {
   kind: 'source' | 'drift';
   /** e.g. `Secret team-a/db changed`. */
   description: string;
   /** When the change was seen (ms since epoch), for the rotation-lag metric. */
   at: number;
+}
+
+/** A valueFrom source a resolution read (GET when `name` is set, LIST otherwise). */
+export interface SourceAccess {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name?: string;
+  /**
+   * resourceVersion of each object the read returned, by `namespace/name` (`/name` when
+   * cluster-scoped); empty when it found nothing; absent when the read failed otherwise. A
+   * watch that starts later compares its first list with this: a difference is a change.
+   */
+  observed?: Record<string, string>;
 }
 
 /**
@@ -28,11 +42,14 @@ export interface Trigger {
 export interface DependencyTracker {
   track(
     instanceKey: string,
-    sources: { apiVersion: string; kind: string; namespace?: string; name?: string }[],
+    sources: SourceAccess[],
     drift: { uid: string; gvks: string[] } | undefined,
   ): Promise<void>;
   release(instanceKey: string): void;
-  takeTrigger(instanceKey: string): Trigger | undefined;
+  /** The trigger of the next pass; it stays until `clearTrigger` (a pass that failed keeps it). */
+  peekTrigger(instanceKey: string): Trigger | undefined;
+  /** A pass that handled `trigger` completed; a newer trigger that arrived meanwhile stays. */
+  clearTrigger(instanceKey: string, trigger: Trigger | undefined): void;
   /**
    * Called with what a reconcile wrote: their watch events are our own, not drift; rotation lag
    * is measured from the trigger.

@@ -1,0 +1,59 @@
+// Typed keys of the shared dependency watches: what a dependent depends on (a valueFrom source
+// read by GET or LIST, or the objects an instance rendered) and which watch serves it. Routing
+// compares these fields; it never parses selector strings or joined names.
+import type { KubeObject } from '../api/object-meta.ts';
+import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
+
+/**
+ * `source`: one object by name (GET mode) or every object of the kind in the namespace (LIST
+ * mode, `name` absent; `namespace` absent = all namespaces or a cluster-scoped kind).
+ * `drift`: the objects of a kind that carry the instance-uid label of one instance.
+ */
+export type DependencyKey =
+  | { type: 'source'; apiVersion: string; kind: string; namespace?: string; name?: string }
+  | { type: 'drift'; apiVersion: string; kind: string; instanceUid: string };
+
+/**
+ * The watch serving dependencies: source watches per (kind, namespace), so GETs of many objects
+ * of one namespace share one watch; drift watches per kind, cluster-wide, limited to objects
+ * carrying the instance-uid label, so every instance of a kind shares one.
+ */
+export interface WatchKey {
+  type: DependencyKey['type'];
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+}
+
+/** A dependency and what the dependent saw of it when it registered. */
+export interface Dependency {
+  key: DependencyKey;
+  /**
+   * resourceVersion of every object the dependent read, by `namespace/name` (cluster-scoped:
+   * `/name`); an object it looked for and did not find is simply absent. Undefined when the
+   * dependent did not record what it read: then nothing it registered for counts as news.
+   */
+  observed?: Readonly<Record<string, string>>;
+}
+
+export function watchKeyOf(key: DependencyKey): WatchKey {
+  return key.type === 'source'
+    ? { type: 'source', apiVersion: key.apiVersion, kind: key.kind, namespace: key.namespace }
+    : { type: 'drift', apiVersion: key.apiVersion, kind: key.kind };
+}
+
+/** A canonical identity for a WatchKey, for map lookups (never parsed back). */
+export function watchKeyId(key: WatchKey): string {
+  return JSON.stringify([key.type, key.apiVersion, key.kind, key.namespace ?? null]);
+}
+
+/** The label selector a watch lists and watches with. */
+export function labelSelectorOf(key: WatchKey): string | undefined {
+  return key.type === 'drift' ? LABEL_INSTANCE_UID : undefined;
+}
+
+/** Whether `object`, seen by the watch serving `key`, concerns the dependent holding `key`. */
+export function concerns(key: DependencyKey, object: KubeObject): boolean {
+  if (key.type === 'drift') return object.metadata.labels?.[LABEL_INSTANCE_UID] === key.instanceUid;
+  return key.name === undefined || key.name === object.metadata.name;
+}
