@@ -84,7 +84,15 @@ export default tseslint.config(
           paths: [clientNode, dotI],
           patterns: [
             {
-              group: ['../kube/*', '../framework/*-impl*'],
+              // The framework's contracts (reconciler.ts: Reconciler, Result, TerminalError;
+              // dependency-key.ts) are allowed; its machinery (informer, work queue, shell,
+              // source registry, leader election, controller) and all of kube/ are not.
+              group: [
+                '**/kube/*',
+                '**/framework/*',
+                '!**/framework/reconciler.ts',
+                '!**/framework/dependency-key.ts',
+              ],
               message: 'Reconcilers see ports and framework interfaces, never implementations.',
             },
           ],
