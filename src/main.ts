@@ -83,7 +83,8 @@ export async function runOperator(
     lostLeadership.then(() => 'lost leadership'),
   ]);
   log.info('shutting down', { reason });
-  await operator.stop(SHUTDOWN_GRACE_MS);
+  // A replica that lost its Lease has already aborted its reconciles: nothing to drain.
+  await operator.stop(reason === 'lost leadership' ? 0 : SHUTDOWN_GRACE_MS);
   await Promise.all(servers.map(closeServer));
   connection.http.close();
   return reason === 'lost leadership' ? 1 : 0;

@@ -220,7 +220,7 @@ export class StencilOperator {
   }
 
   private campaign(options: LeaderElectionOptions): void {
-    const { http } = this.options.connection;
+    const { http, cluster } = this.options.connection;
     const name = options.name ?? 'stencil-leader';
     this.options.metrics?.leader.set(0);
     this.elector = new LeaderElector({
@@ -231,10 +231,16 @@ export class StencilOperator {
       onStoppedLeading: () => {
         this.leading = false;
         this.options.metrics?.leader.set(0);
+        // Abort in-flight work at once: no drain may outlive the Lease (the fence below refuses
+        // any write that still gets through).
+        void this.instances.abortNow();
+        void this.templates.abortNow();
         options.onLost();
       },
       log: (level, message, fields) => this.options.log[level](message, fields),
     });
+    const elector = this.elector;
+    cluster.fenceWrites(() => elector.writeRefusal());
     this.elector.start();
   }
 

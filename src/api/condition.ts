@@ -60,6 +60,8 @@ export const InstanceReason = {
   ReferenceNotPermitted: 'ReferenceNotPermitted',
   TemplateExecutionFailed: 'TemplateExecutionFailed',
   ApplyFailed: 'ApplyFailed',
+  /** Applied so far and waiting on the cluster (a CRD this render installs to be served). */
+  Waiting: 'Waiting',
   SyncActive: 'SyncActive',
   Reconciled: 'Reconciled',
 } as const;

@@ -158,7 +158,12 @@ export const CRD_SCHEMAS = {
                 kind: { type: 'string' },
                 name: { type: 'string' },
                 namespace: { type: 'string' },
-                observedGeneration: { type: 'integer', format: 'int64' },
+                observedGeneration: {
+                  description:
+                    "The object's own status.observedGeneration as of the last reconcile (the generation its controller has acted on); absent for objects that report none.",
+                  type: 'integer',
+                  format: 'int64',
+                },
                 status: { type: 'string', enum: ['', 'Failed'] },
               },
             },

@@ -57,6 +57,7 @@ export interface RenderedResourceRef {
   kind: string;
   name: string;
   namespace?: string;
+  /** The object's own `status.observedGeneration` as of the last reconcile, when it has one. */
   observedGeneration?: number;
   /** '' = applied; 'Failed' = a delete that did not go through and is retried. */
   status?: '' | 'Failed';

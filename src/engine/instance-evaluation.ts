@@ -11,7 +11,7 @@ import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, type Problem } from './problem.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
 import { Redactor } from './redaction.ts';
-import { placeResources } from './resource-scope.ts';
+import { groupKind, kindsDeclaredBy, placeResources } from './resource-scope.ts';
 import type { KindScope, SourcePort } from './source-port.ts';
 import { targetNamespaceRefusal } from './target-namespaces.ts';
 
@@ -98,14 +98,21 @@ function redacted(conditions: ConditionDraft[], redactor: Redactor): ConditionDr
   return conditions.map((c) => ({ ...c, message: redactor.redact(c.message) }));
 }
 
+/**
+ * The scope of every kind the render uses: from the API server (or the offline table), else
+ * from a CRD the same render installs (its resources are applied once it is served).
+ */
 async function scopes(
   objects: KubeObject[],
   port: SourcePort,
 ): Promise<Map<string, KindScope | undefined>> {
+  const declared = kindsDeclaredBy(objects);
   const result = new Map<string, KindScope | undefined>();
   for (const o of objects) {
     const key = `${o.apiVersion}|${o.kind}`;
-    if (!result.has(key)) result.set(key, await port.scopeOf(o.apiVersion, o.kind));
+    if (result.has(key)) continue;
+    const served = await port.scopeOf(o.apiVersion, o.kind);
+    result.set(key, served ?? declared.get(groupKind(o.apiVersion, o.kind)));
   }
   return result;
 }

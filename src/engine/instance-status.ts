@@ -14,8 +14,10 @@ import { templateRefOf } from './instance-evaluation.ts';
 
 export interface ApplyOutcome {
   ok: boolean;
-  /** Applied condition reason when not ok (ApplyFailed) and message either way. */
+  /** The Applied condition's message either way. */
   message: string;
+  /** When not ok: waiting on the cluster (reason Waiting) rather than failed (ApplyFailed). */
+  waiting?: boolean;
   /** What the instance now has on the cluster (max 500). */
   renderedResources: RenderedResourceRef[];
 }
@@ -50,7 +52,11 @@ export function nextInstanceStatus(input: StatusInput): TemplateInstanceStatus {
       draft(
         InstanceConditionType.Applied,
         apply.ok,
-        apply.ok ? InstanceReason.Success : InstanceReason.ApplyFailed,
+        apply.ok
+          ? InstanceReason.Success
+          : apply.waiting
+            ? InstanceReason.Waiting
+            : InstanceReason.ApplyFailed,
         apply.message,
       ),
     );

@@ -1,7 +1,7 @@
 // An in-memory SourcePort over a set of objects: what `stencil render --objects` resolves
 // against, and the fake cluster of unit tests. CRDs among the objects declare their kinds' scope.
 import type { KubeObject } from '../api/object-meta.ts';
-import { builtinScope, groupOf } from './resource-scope.ts';
+import { builtinScope, groupKind, kindsDeclaredBy } from './resource-scope.ts';
 import type {
   KindScope,
   ListRef,
@@ -12,29 +12,16 @@ import type {
 } from './source-port.ts';
 import { describeRef } from './source-port.ts';
 
-interface CrdShape {
-  spec?: { group?: string; scope?: string; names?: { kind?: string } };
-}
-
 export class MemorySource implements SourcePort {
-  private readonly scopes = new Map<string, KindScope>();
+  private readonly scopes: Map<string, KindScope>;
 
   constructor(private readonly objects: readonly KubeObject[]) {
-    for (const o of objects) {
-      if (o.kind !== 'CustomResourceDefinition') continue;
-      const spec = (o as CrdShape).spec;
-      if (spec?.group && spec.names?.kind) {
-        this.scopes.set(
-          `${spec.group}/${spec.names.kind}`,
-          spec.scope === 'Cluster' ? 'Cluster' : 'Namespaced',
-        );
-      }
-    }
+    this.scopes = kindsDeclaredBy(objects);
   }
 
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
     return Promise.resolve(
-      this.scopes.get(`${groupOf(apiVersion)}/${kind}`) ?? builtinScope(apiVersion, kind),
+      this.scopes.get(groupKind(apiVersion, kind)) ?? builtinScope(apiVersion, kind),
     );
   }
 

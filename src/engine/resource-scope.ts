@@ -54,6 +54,37 @@ export function builtinScope(apiVersion: string, kind: string): KindScope {
 
 export type ScopeLookup = (apiVersion: string, kind: string) => KindScope | undefined;
 
+interface CrdShape {
+  apiVersion?: string;
+  kind?: string;
+  spec?: { group?: unknown; scope?: unknown; names?: { kind?: unknown } };
+}
+
+/** `group/Kind` of a kind, the key of {@link kindsDeclaredBy}. */
+export function groupKind(apiVersion: string, kind: string): string {
+  return `${groupOf(apiVersion)}/${kind}`;
+}
+
+/**
+ * The kinds that CustomResourceDefinitions among `objects` declare, with their scope: a render
+ * that installs a CRD may also render resources of it (they are applied once it is served),
+ * and `stencil render --objects` learns custom kinds the same way.
+ */
+export function kindsDeclaredBy(objects: readonly unknown[]): Map<string, KindScope> {
+  const kinds = new Map<string, KindScope>();
+  for (const object of objects as CrdShape[]) {
+    if (
+      object.kind !== 'CustomResourceDefinition' ||
+      groupOf(object.apiVersion ?? '') !== 'apiextensions.k8s.io'
+    )
+      continue;
+    const { group, scope, names } = object.spec ?? {};
+    if (typeof group !== 'string' || typeof names?.kind !== 'string') continue;
+    kinds.set(`${group}/${names.kind}`, scope === 'Cluster' ? 'Cluster' : 'Namespaced');
+  }
+  return kinds;
+}
+
 export interface Placement {
   instanceNamespace: string;
   spec: Pick<TemplateSpec, 'allowCrossNamespaceResources' | 'allowClusterScopedResources'>;

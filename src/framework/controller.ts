@@ -37,4 +37,9 @@ export class Controller {
   shutdown(graceMs: number): Promise<void> {
     return this.queue.shutdown(graceMs);
   }
+
+  /** Stops taking work and aborts every reconcile in flight at once. */
+  abortNow(): Promise<void> {
+    return this.queue.abortNow();
+  }
 }

@@ -69,6 +69,21 @@ export class LeaderElector {
     return this.leading;
   }
 
+  /**
+   * Why this replica may not write now, or undefined when it may. A leader may write only until
+   * the renew deadline after its last successful renewal: that is before its Lease can expire
+   * for anyone else (lease duration > renew deadline, both measured from the same renewal), so
+   * an old leader has stopped writing before a new one can start, whatever is still in flight.
+   */
+  writeRefusal(): string | undefined {
+    if (!this.leading) return 'this replica does not hold the leader Lease';
+    const sinceRenewal = this.now() - this.lastRenew;
+    const deadline = this.options.renewDeadlineMs ?? 10_000;
+    if (sinceRenewal > deadline)
+      return `the leader Lease was last renewed ${sinceRenewal} ms ago (renew deadline ${deadline} ms)`;
+    return undefined;
+  }
+
   /** Starts campaigning; returns at once. */
   start(): void {
     void this.tick();
@@ -105,8 +120,10 @@ export class LeaderElector {
     this.schedule();
   }
 
+  /** Leadership ends for good, as in client-go: the process restarts to campaign again clean. */
   private lose(why: string): void {
     this.leading = false;
+    this.stopped = true;
     this.options.log?.('warn', 'lost leadership', { why });
     this.options.onStoppedLeading();
   }

@@ -146,6 +146,14 @@ export class WorkQueue {
   }
 
   /**
+   * Stops taking work and signals every in-flight key to abort at once (lost leadership: no
+   * write may follow). Resolves when nothing is in flight any more.
+   */
+  abortNow(): Promise<void> {
+    return this.shutdown(0);
+  }
+
+  /**
    * Stops taking work, lets in-flight keys finish for up to `graceMs`, then signals them to
    * abort. Resolves when nothing is in flight or the grace period has passed.
    */
@@ -155,6 +163,10 @@ export class WorkQueue {
     this.delayed.clear();
     this.pending.length = 0;
     this.queued.clear();
+    if (graceMs <= 0) {
+      this.abort.abort();
+      return this.idle();
+    }
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
       timer = setTimeout(() => {

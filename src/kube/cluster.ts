@@ -1,6 +1,7 @@
 // ClusterPort over the API server: discovery-backed paths, raw-JSON server-side apply (field
 // manager `stencil`, force) and dry run, background deletes, status and finalizer patches with
-// optimistic concurrency, and deduplicated Events.
+// optimistic concurrency, deduplicated Events, and writes that a signal cancels and a fence
+// (leadership) refuses.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { FIELD_MANAGER } from '../api/well-known.ts';
 import type { KindScope } from '../engine/source-port.ts';
@@ -20,16 +21,66 @@ import { listAll } from './list-watch.ts';
 /** An identical Event (same object, reason and message) is not repeated within this window. */
 const EVENT_DEDUP_MS = 10 * 60_000;
 
+/** Says why this process may not write right now (e.g. it is no longer the leader), or nothing. */
+export type WriteFence = () => string | undefined;
+
+/** What every view of one cluster shares, whatever signal it is bound to. */
+interface Shared {
+  http: KubeHttp;
+  discovery: Discovery;
+  recentEvents: Map<string, number>;
+  reportingInstance: string;
+  fieldManager: string;
+  fence: WriteFence | undefined;
+}
+
 export class KubeCluster implements ClusterPort {
-  readonly discovery: Discovery;
-  private readonly recentEvents = new Map<string, number>();
+  private readonly shared: Shared;
+  private readonly signal: AbortSignal | undefined;
 
   constructor(
-    private readonly http: KubeHttp,
-    private readonly reportingInstance = 'stencil',
-    private readonly fieldManager = FIELD_MANAGER,
+    http: KubeHttp,
+    reportingInstance = 'stencil',
+    fieldManager = FIELD_MANAGER,
+    bound?: { shared: Shared; signal: AbortSignal },
   ) {
-    this.discovery = new Discovery(http);
+    this.shared = bound?.shared ?? {
+      http,
+      discovery: new Discovery(http),
+      recentEvents: new Map(),
+      reportingInstance,
+      fieldManager,
+      fence: undefined,
+    };
+    this.signal = bound?.signal;
+  }
+
+  get discovery(): Discovery {
+    return this.shared.discovery;
+  }
+
+  private get http(): KubeHttp {
+    return this.shared.http;
+  }
+
+  bind(signal: AbortSignal): KubeCluster {
+    return new KubeCluster(this.http, undefined, undefined, { shared: this.shared, signal });
+  }
+
+  /**
+   * Refuses every write (of this port and every view bound from it) while `fence` gives a
+   * reason: a replica that lost its Lease must not write, whatever is still in flight.
+   */
+  fenceWrites(fence: WriteFence): void {
+    this.shared.fence = fence;
+  }
+
+  /** Throws instead of writing when the pass was cancelled or the fence is closed. */
+  private admitWrite(what: string): void {
+    if (this.signal?.aborted)
+      throw new ClusterError('Aborted', `${what}: the reconcile was cancelled`);
+    const refusal = this.shared.fence?.();
+    if (refusal) throw new ClusterError('Aborted', `${what} refused: ${refusal}`);
   }
 
   async scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
@@ -68,6 +119,7 @@ export class KubeCluster implements ClusterPort {
       const object = await this.http.request<KubeObject>({
         method: 'GET',
         path: await this.path(id),
+        signal: this.signal,
       });
       return {
         ...object,
@@ -86,16 +138,18 @@ export class KubeCluster implements ClusterPort {
     options: { namespace?: string; labelSelector?: string } = {},
   ): Promise<KubeObject[]> {
     const path = await this.path({ apiVersion, kind, namespace: options.namespace });
-    return (await listAll(this.http, path, options.labelSelector)).items;
+    return (await listAll(this.http, path, options.labelSelector, undefined, this.signal)).items;
   }
 
   async apply(object: KubeObject, options: ApplyOptions = {}): Promise<KubeObject> {
     const path = await this.objectPath(object);
+    this.admitWrite(options.dryRun ? 'dry run' : 'apply');
     return this.http.request<KubeObject>({
       method: 'PATCH',
       path,
+      signal: this.signal,
       query: {
-        fieldManager: this.fieldManager,
+        fieldManager: this.shared.fieldManager,
         force: 'true',
         dryRun: options.dryRun ? 'All' : undefined,
       },
@@ -105,13 +159,16 @@ export class KubeCluster implements ClusterPort {
   }
 
   async delete(id: ObjectId): Promise<DeleteOutcome> {
+    const path = await this.path(id);
+    this.admitWrite('delete');
     try {
       const response = await this.http.request<{
         kind?: string;
         metadata?: { deletionTimestamp?: string };
       }>({
         method: 'DELETE',
-        path: await this.path(id),
+        path,
+        signal: this.signal,
         body: { propagationPolicy: 'Background' },
       });
       // The server answers with a Status once the object is gone, or with the object itself while
@@ -127,23 +184,25 @@ export class KubeCluster implements ClusterPort {
 
   async patchStatus(object: ObjectHead, status: Record<string, unknown>): Promise<KubeObject> {
     const path = await this.objectPath(object);
+    this.admitWrite('status update');
     return this.http.request<KubeObject>({
       method: 'PATCH',
       path: `${path}/status`,
-      body: { status },
+      body: { metadata: { resourceVersion: requiredVersion(object) }, status },
       contentType: 'application/merge-patch+json',
+      signal: this.signal,
     });
   }
 
   async setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject> {
     const path = await this.objectPath(object);
-    // resourceVersion makes the merge patch conditional: a concurrent change yields 409 Conflict.
-    const body = { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } };
+    this.admitWrite('finalizer update');
     return this.http.request<KubeObject>({
       method: 'PATCH',
       path,
-      body,
+      body: { metadata: { resourceVersion: requiredVersion(object), finalizers } },
       contentType: 'application/merge-patch+json',
+      signal: this.signal,
     });
   }
 
@@ -151,10 +210,12 @@ export class KubeCluster implements ClusterPort {
     const { regarding } = event;
     const key = `${regarding.metadata.uid ?? ''}|${event.reason}|${event.message}`;
     const now = Date.now();
-    const last = this.recentEvents.get(key);
+    const last = this.shared.recentEvents.get(key);
+    const { recentEvents } = this.shared;
     if (last !== undefined && now - last < EVENT_DEDUP_MS) return;
-    this.recentEvents.set(key, now);
-    if (this.recentEvents.size > 10_000) this.recentEvents.clear();
+    this.admitWrite('event');
+    recentEvents.set(key, now);
+    if (recentEvents.size > 10_000) recentEvents.clear();
     const namespace = regarding.metadata.namespace ?? 'default';
     const timestamp = new Date(now).toISOString();
     await this.http.request({
@@ -177,11 +238,12 @@ export class KubeCluster implements ClusterPort {
         message: event.message.slice(0, 1024),
         source: { component: 'stencil' },
         reportingComponent: 'stencil.dev/operator',
-        reportingInstance: this.reportingInstance,
+        reportingInstance: this.shared.reportingInstance,
         firstTimestamp: timestamp,
         lastTimestamp: timestamp,
         count: 1,
       },
+      signal: this.signal,
     });
   }
 
@@ -193,4 +255,19 @@ export class KubeCluster implements ClusterPort {
     });
     return review.status?.userInfo?.username ?? '';
   }
+}
+
+/**
+ * The resourceVersion that makes a merge patch conditional (a concurrent change yields 409
+ * Conflict). An object read from the API server always has one; without it the patch would
+ * silently overwrite, so it is refused.
+ */
+function requiredVersion(object: ObjectHead): string {
+  const version = object.metadata.resourceVersion;
+  if (!version)
+    throw new ClusterError(
+      'Invalid',
+      `${object.kind} ${object.metadata.name ?? ''}: a conditional write needs the resourceVersion it was read at`,
+    );
+  return version;
 }

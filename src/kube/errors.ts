@@ -32,3 +32,8 @@ export function errorForNetwork(error: unknown): ClusterError {
   const message = error instanceof Error ? error.message : String(error);
   return new ClusterError('Transient', `connection to the API server failed: ${message}`);
 }
+
+/** A request cancelled by its caller's signal (a reconcile that must stop, e.g. lost leadership). */
+export function errorForAbort(spec: { method: string; path: string }): ClusterError {
+  return new ClusterError('Aborted', `${spec.method} ${spec.path} was cancelled`);
+}

@@ -10,7 +10,7 @@ import {
   type RequestOptions,
 } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { errorForNetwork, errorForResponse } from './errors.ts';
+import { errorForAbort, errorForNetwork, errorForResponse } from './errors.ts';
 
 export interface RequestSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -21,6 +21,8 @@ export interface RequestSpec {
   /** Overrides `application/json`, e.g. to ask for metadata only. */
   accept?: string;
   timeoutMs?: number;
+  /** Cancels the request: not sent when already aborted, torn down when aborted in flight. */
+  signal?: AbortSignal;
 }
 
 /** Counts requests by method (and dry-run), for tests and metrics. */
@@ -79,13 +81,19 @@ export class KubeHttp {
     this.listeners.push(listener);
   }
 
+  /** The URL of an API path on this server, with the query parameters that are set. */
+  private url(path: string, query: Record<string, string | undefined> = {}): URL {
+    const url = new URL(this.server.pathname.replace(/\/$/, '') + path, this.server);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+    return url;
+  }
+
   /** Sends a request; resolves with the parsed JSON body, throws a classified ClusterError. */
   async request<T>(spec: RequestSpec): Promise<T> {
+    if (spec.signal?.aborted) throw errorForAbort(spec);
     const auth: RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(auth);
-    const url = new URL(this.server.pathname.replace(/\/$/, '') + spec.path, this.server);
-    for (const [k, v] of Object.entries(spec.query ?? {}))
-      if (v !== undefined) url.searchParams.set(k, v);
+    const url = this.url(spec.path, spec.query);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const headers = requestHeaders(
       auth,
@@ -99,7 +107,13 @@ export class KubeHttp {
       (resolve, reject) => {
         const req = send(
           url,
-          { method: spec.method, headers, agent: this.agent, timeout: spec.timeoutMs ?? 30_000 },
+          {
+            method: spec.method,
+            headers,
+            agent: this.agent,
+            timeout: spec.timeoutMs ?? 30_000,
+            signal: spec.signal,
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -118,7 +132,7 @@ export class KubeHttp {
         req.end();
       },
     ).catch((error: unknown) => {
-      throw errorForNetwork(error);
+      throw spec.signal?.aborted ? errorForAbort(spec) : errorForNetwork(error);
     });
     for (const listener of this.listeners) listener(spec.method, spec.path, dryRun, status);
     if (status < 200 || status >= 300) throw errorForResponse(status, body);
@@ -136,9 +150,7 @@ export class KubeHttp {
   ): Promise<{ abort(): void }> {
     const auth: RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(auth);
-    const url = new URL(this.server.pathname.replace(/\/$/, '') + spec.path, this.server);
-    for (const [k, v] of Object.entries(spec.query))
-      if (v !== undefined) url.searchParams.set(k, v);
+    const url = this.url(spec.path, spec.query);
     const headers = requestHeaders(auth, undefined);
     if (spec.accept) headers.accept = spec.accept;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -22,6 +22,7 @@ export async function listAll(
   path: string,
   labelSelector?: string,
   accept?: string,
+  signal?: AbortSignal,
 ): Promise<{ items: KubeObject[]; resourceVersion: string }> {
   const items: KubeObject[] = [];
   let token: string | undefined;
@@ -32,6 +33,7 @@ export async function listAll(
       path,
       query: { limit: '500', continue: token, labelSelector },
       accept,
+      signal,
     });
     const kind = page.kind?.replace(/List$/, '') ?? '';
     for (const item of page.items ?? [])

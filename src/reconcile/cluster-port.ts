@@ -13,6 +13,8 @@ export type ClusterErrorKind =
   | 'Gone'
   | 'NotServed'
   | 'Transient'
+  /** Cancelled by the caller, or refused because this replica may no longer write (fenced). */
+  | 'Aborted'
   | 'Other';
 
 /** An API failure with its kind and the server's own message (never the request body). */
@@ -71,14 +73,25 @@ export interface ClusterPort {
    * finalizers, `absent` when it did not exist.
    */
   delete(id: ObjectId): Promise<DeleteOutcome>;
-  /** Merge-patches the status subresource of a Stencil resource. */
+  /**
+   * Merge-patches the status subresource of a Stencil resource, conditional on the
+   * resourceVersion of `object`: if anyone changed it since it was read, the write fails with a
+   * Conflict instead of overwriting the newer state.
+   */
   patchStatus(object: ObjectHead, status: Record<string, unknown>): Promise<KubeObject>;
   /**
-   * Replaces metadata.finalizers with a JSON patch guarded by a `test` of the current list, so a
-   * finalizer another controller added meanwhile is never dropped (the patch fails instead).
+   * Replaces metadata.finalizers with a merge patch conditional on the resourceVersion of
+   * `object`, so a finalizer another controller added meanwhile is never dropped (the patch
+   * fails with a Conflict instead).
    */
   setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject>;
   recordEvent(event: EventRecord): Promise<void>;
   /** The username the API server knows us by (SelfSubjectReview). */
   identity(): Promise<string>;
+  /**
+   * This port with every request tied to `signal`: nothing is sent once it is aborted, and a
+   * request in flight is torn down (ClusterError `Aborted`). Reconcilers bind the signal of
+   * their pass, so a replica that must stop (lost leadership, shutdown) stops writing at once.
+   */
+  bind(signal: AbortSignal): ClusterPort;
 }

@@ -1,8 +1,8 @@
 // Reconciles one TemplateInstance (SPEC §2–§7): gather (instance, Template, namespace, sources)
-// → decide (the engine's evaluation) → act (persist trackedGVKs, dry-run gate, apply, prune) →
-// status (written only when it changed) and Events. Off instances freeze after their first clean
-// apply; revert/strict instances keep their sources and rendered kinds watched. Deletion cleans
-// up by label.
+// → decide (the engine's evaluation and apply plan) → act (persist trackedGVKs, run the plan,
+// prune) → status (written only when it changed, conditional on the instance's resourceVersion)
+// and Events. Every request of a pass is bound to the queue's signal, so a replica that must stop
+// stops writing at once. Waiting on the cluster is a requeueAfter; only errors back off.
 import { InstanceReason } from '../api/condition.ts';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { SyncMode, Template } from '../api/template.ts';
@@ -16,13 +16,8 @@ import {
   FINALIZER_INSTANCE,
   MAX_RESOURCES,
   TEMPLATE_INSTANCE_KIND,
-  TEMPLATE_KIND,
 } from '../api/well-known.ts';
-import {
-  evaluateInstance,
-  templateRefOf,
-  type InstanceEvaluation,
-} from '../engine/instance-evaluation.ts';
+import { evaluateInstance, type InstanceEvaluation } from '../engine/instance-evaluation.ts';
 import {
   nextInstanceStatus,
   sameStatus,
@@ -31,22 +26,19 @@ import {
 } from '../engine/instance-status.ts';
 import { rfc3339 } from '../engine/conditions.ts';
 import { gvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
+import { Redactor } from '../engine/redaction.ts';
 import {
   TerminalError,
   type Reconciler,
   type Request,
   type Result,
 } from '../framework/reconciler.ts';
-import type { ClusterPort } from './cluster-port.ts';
+import { AppliedMemo, applyResources, type ApplyResult } from './applier.ts';
+import type { ClusterPort, EventRecord } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
 import type { CacheReader, DependencyTracker, ReconcileMetrics, Trigger } from './reader.ts';
-import {
-  AppliedMemo,
-  applyResources,
-  deleteInReverseOrder,
-  findOwned,
-  renderedRef,
-} from './resource-sync.ts';
+import { deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
+import { templateFor } from './template-content.ts';
 
 /** Failures that only an edit of an input can fix: no retry until something changes. */
 const TERMINAL_REASONS = new Set<string>([
@@ -57,6 +49,9 @@ const TERMINAL_REASONS = new Set<string>([
   InstanceReason.ReferenceNotPermitted,
   InstanceReason.TemplateExecutionFailed,
 ]);
+
+/** How soon to look again while waiting on the cluster (finalizers, a CRD being served). */
+export const WAIT_REQUEUE_MS = 2_000;
 
 export interface InstanceReconcilerDeps {
   cluster: ClusterPort;
@@ -77,6 +72,8 @@ class RetryLater extends Error {}
 /** Everything one reconcile knows, passed between its steps. */
 interface Pass {
   key: string;
+  /** The cluster, bound to this pass's signal. */
+  cluster: ClusterPort;
   instance: TemplateInstance;
   template: Template | undefined;
   mode: SyncMode;
@@ -84,33 +81,40 @@ interface Pass {
   trigger: Trigger | undefined;
 }
 
+/** How a pass that applied everything ends. */
+interface Cleanup {
+  failed: RenderedResourceRef[];
+  /** Something failed and must be retried with backoff. */
+  retry: boolean;
+  /** Something is still in progress (deletes waiting on finalizers): look again soon. */
+  waiting: boolean;
+  note: string;
+}
+
 export class InstanceReconciler implements Reconciler {
   private readonly memo = new AppliedMemo();
 
   constructor(private readonly deps: InstanceReconcilerDeps) {}
 
-  async reconcile(request: Request): Promise<Result> {
+  async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const key = `${request.namespace}/${request.name}`;
+    const cluster = this.deps.cluster.bind(signal);
     // Peeked, not taken: the trigger stays until a pass completes, so a retry still knows why.
     const trigger = this.deps.tracker.peekTrigger(key);
-    const instance = await this.load(key, request);
+    const instance = await this.load(cluster, key, request);
     if (!instance) return {};
-    if (instance.metadata.deletionTimestamp) return this.finalize(instance);
-    const template = (await this.deps.cluster.get({
-      apiVersion: API_VERSION,
-      kind: TEMPLATE_KIND,
-      ...templateRefOf(instance),
-    })) as Template | undefined;
+    if (instance.metadata.deletionTimestamp) return this.finalize(cluster, instance);
+    const template = await templateFor(cluster, instance);
     const mode: SyncMode = template?.spec.sync?.mode ?? 'off';
     if (instance.status?.frozen && mode === 'off') {
       // Frozen after its first clean apply: nothing re-applies; its watches are gone.
       this.deps.tracker.release(key);
       return {};
     }
-    const evaluation = await this.evaluate(key, instance, template, mode);
-    const pass: Pass = { key, instance, template, mode, evaluation, trigger };
+    const evaluation = await this.evaluate(cluster, key, instance, template, mode);
+    const pass: Pass = { key, cluster, instance, template, mode, evaluation, trigger };
     if (trigger?.kind === 'source')
-      await this.event(instance, 'Normal', 'SourceChanged', trigger.description);
+      await this.event(pass, 'Normal', 'SourceChanged', trigger.description);
     if (!evaluation.ok) return this.reportFailure(pass);
     try {
       const result = await this.applyAndPrune(pass);
@@ -123,15 +127,18 @@ export class InstanceReconciler implements Reconciler {
   }
 
   /** The instance, with our finalizer; undefined when there is nothing (more) to do now. */
-  private async load(key: string, request: Request): Promise<TemplateInstance | undefined> {
-    const { cluster, tracker } = this.deps;
+  private async load(
+    cluster: ClusterPort,
+    key: string,
+    request: Request,
+  ): Promise<TemplateInstance | undefined> {
     const instance = (await cluster.get({
       apiVersion: API_VERSION,
       kind: TEMPLATE_INSTANCE_KIND,
       ...request,
     })) as TemplateInstance | undefined;
     if (!instance || instance.metadata.deletionTimestamp) {
-      tracker.release(key);
+      this.deps.tracker.release(key);
       return instance;
     }
     if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
@@ -147,18 +154,20 @@ export class InstanceReconciler implements Reconciler {
 
   /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
   private async evaluate(
+    cluster: ClusterPort,
     key: string,
     instance: TemplateInstance,
     template: Template | undefined,
     mode: SyncMode,
   ): Promise<InstanceEvaluation> {
-    const source = new ClusterSource(this.deps.cluster);
+    const source = new ClusterSource(cluster);
     const namespace = instance.metadata.namespace ?? '';
     const evaluation = await evaluateInstance({
       instance,
       template,
       namespaceLabels:
-        this.deps.cache.namespaceLabels(namespace) ?? (await this.namespaceLabels(namespace)),
+        this.deps.cache.namespaceLabels(namespace) ??
+        (await this.namespaceLabels(cluster, namespace)),
       port: source,
     });
     const drift =
@@ -172,8 +181,11 @@ export class InstanceReconciler implements Reconciler {
     return evaluation;
   }
 
-  private async namespaceLabels(name: string): Promise<Record<string, string>> {
-    const namespace = await this.deps.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name });
+  private async namespaceLabels(
+    cluster: ClusterPort,
+    name: string,
+  ): Promise<Record<string, string>> {
+    const namespace = await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name });
     return namespace?.metadata.labels ?? {};
   }
 
@@ -203,12 +215,13 @@ export class InstanceReconciler implements Reconciler {
   private async reportFailure(pass: Pass): Promise<Result> {
     const { instance, evaluation } = pass;
     await this.writeStatus(
+      pass.cluster,
       instance,
       this.statusOf(pass, { trackedGVKs: instance.status?.trackedGVKs ?? [] }),
     );
     const problem = evaluation.problem!;
     if (problem.reason === InstanceReason.ParameterResolutionFailed) {
-      await this.event(instance, 'Warning', 'ParameterResolutionFailed', problem.message);
+      await this.event(pass, 'Warning', 'ParameterResolutionFailed', problem.message);
     }
     if (TERMINAL_REASONS.has(problem.reason)) throw new TerminalError(problem.message);
     throw new RetryLater(problem.message);
@@ -219,55 +232,66 @@ export class InstanceReconciler implements Reconciler {
     const owner = this.owner(pass.instance);
     const desired = evaluation.resources;
     const defaults = evaluation.resolved?.defaultsUsed ?? [];
-    await this.reportDefaults(pass.instance, defaults);
+    await this.reportDefaults(pass, defaults);
     const previous = pass.instance.status?.renderedResources ?? [];
     const trackedGVKs = unionGVKs(pass.instance.status?.trackedGVKs, desired);
-    const instance = await this.persistTrackedGVKs(pass.instance, trackedGVKs);
-    const applied = await applyResources(
-      this.deps.cluster,
+    const instance = await this.persistTrackedGVKs(pass, trackedGVKs);
+    const applied = await applyResources(pass.cluster, {
       owner,
-      desired,
-      ignoredFields(pass),
-      this.memo,
-    );
+      rendered: desired,
+      ignoreFields: ignoredFields(pass),
+      memo: this.memo,
+    });
     const finish = (apply: ApplyOutcome, freeze?: StatusInput['freeze']): Promise<void> =>
       this.writeStatus(
+        pass.cluster,
         instance,
         this.statusOf({ ...pass, instance }, { apply, trackedGVKs, freeze }),
       );
-    if (!applied.ok) {
-      this.deps.metrics?.applies('failed', 1);
-      const message = evaluation.redactor.redact(applied.message);
-      await finish({ ok: false, message, renderedResources: previous });
-      await this.event(instance, 'Warning', 'ApplyFailed', message);
-      throw applied.retry ? new RetryLater(message) : new TerminalError(message);
-    }
+    if (!applied.ok) return this.applyStopped(pass, applied, (apply) => finish(apply));
     await this.reportWrites(pass, applied.written);
     const cleanup = await this.cleanUp({ ...pass, instance }, owner, trackedGVKs, previous);
     const rendered = [...applied.live.map((o) => renderedRef(o)), ...cleanup.failed];
     // A kind that is not served yet may be installed later: keep retrying so the instance heals.
-    const clean = !cleanup.retry && !defaults.some((d) => d.failure === 'NotServed');
+    const unserved = defaults.some((d) => d.failure === 'NotServed');
+    const clean = !cleanup.retry && !cleanup.waiting && !unserved;
     const freeze = freezeDecision(mode, clean, instance.status?.frozen === true);
+    const message = `${desired.length} resource(s) applied${cleanup.note}`;
     await finish(
-      {
-        ok: true,
-        message: `${desired.length} resource(s) applied${cleanup.note}`,
-        renderedResources: rendered.slice(0, MAX_RESOURCES),
-      },
+      { ok: true, message, renderedResources: rendered.slice(0, MAX_RESOURCES) },
       freeze,
     );
     if (freeze === 'freeze') this.deps.tracker.release(pass.key);
-    if (!clean) throw new RetryLater(`${desired.length} resource(s) applied${cleanup.note}`);
-    return {};
+    if (cleanup.retry || unserved) throw new RetryLater(message);
+    return cleanup.waiting ? { requeueAfter: WAIT_REQUEUE_MS } : {};
+  }
+
+  /** The apply stopped: waiting on the cluster (requeue soon) or rejected (error or terminal). */
+  private async applyStopped(
+    pass: Pass,
+    applied: Extract<ApplyResult, { ok: false }>,
+    finish: (apply: ApplyOutcome) => Promise<void>,
+  ): Promise<Result> {
+    const message = pass.evaluation.redactor.redact(applied.message);
+    const renderedResources = pass.instance.status?.renderedResources ?? [];
+    if (applied.waiting) {
+      await this.reportWrites(pass, applied.written);
+      await finish({ ok: false, waiting: true, message, renderedResources });
+      return { requeueAfter: WAIT_REQUEUE_MS };
+    }
+    this.deps.metrics?.applies('failed', 1);
+    await finish({ ok: false, message, renderedResources });
+    await this.event(pass, 'Warning', 'ApplyFailed', message);
+    throw applied.retry ? new RetryLater(message) : new TerminalError(message);
   }
 
   private async reportDefaults(
-    instance: TemplateInstance,
+    pass: Pass,
     defaults: { name: string; message: string }[],
   ): Promise<void> {
     for (const used of defaults) {
       await this.event(
-        instance,
+        pass,
         'Normal',
         'DefaultValueUsed',
         `parameter "${used.name}": used its defaultValue (${used.message})`,
@@ -281,17 +305,18 @@ export class InstanceReconciler implements Reconciler {
     owner: Owner,
     trackedGVKs: string[],
     previous: RenderedResourceRef[],
-  ): Promise<{ failed: RenderedResourceRef[]; retry: boolean; note: string }> {
+  ): Promise<Cleanup> {
     if (pass.evaluation.resolved?.transientFallback) {
       const note =
         '; pruning skipped this time because a defaultValue stood in for a source that could not be read';
-      return { failed: [], retry: true, note };
+      return { failed: [], retry: true, waiting: false, note };
     }
-    const failed = await this.prune(pass, owner, trackedGVKs, previous);
-    if (failed.length === 0) return { failed, retry: false, note: '' };
+    const { failed, errors } = await this.prune(pass, owner, trackedGVKs, previous);
+    if (failed.length === 0) return { failed, retry: false, waiting: false, note: '' };
     return {
       failed,
-      retry: true,
+      retry: errors,
+      waiting: !errors,
       note: `; ${failed.length} orphaned resource(s) could not be deleted yet and are retried`,
     };
   }
@@ -301,17 +326,17 @@ export class InstanceReconciler implements Reconciler {
     this.deps.metrics?.applies('unchanged', pass.evaluation.resources.length - written.length);
     if (written.length === 0) return;
     if (pass.trigger?.kind === 'drift') this.deps.metrics?.driftReverted(written.length);
-    const summary = pass.evaluation.redactor.redact(summarize(written));
+    const summary = summarize(written);
     if (pass.trigger?.kind === 'drift')
       await this.event(
-        pass.instance,
+        pass,
         'Normal',
         'DriftReverted',
         `reverted ${written.length} resource(s): ${summary}`,
       );
     else
       await this.event(
-        pass.instance,
+        pass,
         'Normal',
         'Applied',
         `applied ${written.length} resource(s): ${summary}`,
@@ -320,26 +345,25 @@ export class InstanceReconciler implements Reconciler {
   }
 
   /** Records every kind about to be applied before anything is applied, so nothing can leak. */
-  private async persistTrackedGVKs(
-    instance: TemplateInstance,
-    trackedGVKs: string[],
-  ): Promise<TemplateInstance> {
+  private async persistTrackedGVKs(pass: Pass, trackedGVKs: string[]): Promise<TemplateInstance> {
+    const { instance } = pass;
     const before = [...(instance.status?.trackedGVKs ?? [])].sort();
     if (trackedGVKs.join() === before.join()) return instance;
-    const updated = await this.deps.cluster.patchStatus(instance, {
-      trackedGVKs,
-    });
+    const updated = await pass.cluster.patchStatus(instance, { trackedGVKs });
     return updated as unknown as TemplateInstance;
   }
 
-  /** Deletes what is owned but no longer rendered; returns the entries that must stay (Failed). */
+  /**
+   * Deletes what is owned but no longer rendered; returns the entries that must stay (Failed)
+   * and whether any of them failed with an error (rather than waiting on finalizers).
+   */
   private async prune(
     pass: Pass,
     owner: Owner,
     trackedGVKs: string[],
     previous: RenderedResourceRef[],
-  ): Promise<RenderedResourceRef[]> {
-    const { instance, evaluation } = pass;
+  ): Promise<{ failed: RenderedResourceRef[]; errors: boolean }> {
+    const { evaluation, cluster } = pass;
     const desired = evaluation.resources;
     const wanted = new Set(desired.map((o) => resourceKey(o)));
     const unchanged =
@@ -347,60 +371,68 @@ export class InstanceReconciler implements Reconciler {
       previous.every((r) => !r.status && wanted.has(resourceKey(r)));
     // Label discovery (one LIST per tracked kind) only when the rendered set changed or a delete
     // is pending: otherwise everything owned is exactly what was just applied.
-    if (unchanged) return [];
-    const owned = await findOwned(this.deps.cluster, owner.uid, trackedGVKs, previous);
+    if (unchanged) return { failed: [], errors: false };
+    const owned = await findOwned(cluster, owner.uid, trackedGVKs, previous);
     const orphans = owned.filter((id) => !wanted.has(resourceKey(id)));
-    if (orphans.length === 0) return [];
-    const result = await deleteInReverseOrder(this.deps.cluster, orphans);
+    if (orphans.length === 0) return { failed: [], errors: false };
+    const result = await deleteInReverseOrder(cluster, orphans);
     this.deps.metrics?.orphans('deleted', result.deleted.length);
     this.deps.metrics?.orphans(result.allAccepted ? 'pending' : 'failed', result.remaining.length);
     if (result.deleted.length > 0) {
       await this.event(
-        instance,
+        pass,
         'Normal',
         'Pruned',
-        `deleted ${result.deleted.length} orphaned resource(s): ${evaluation.redactor.redact(summarize(result.deleted))}`,
+        `deleted ${result.deleted.length} orphaned resource(s): ${summarize(result.deleted)}`,
       );
     }
-    return result.remaining.map(({ id }) => ({
+    const failed = result.remaining.map(({ id }) => ({
       apiVersion: id.apiVersion,
       kind: id.kind,
       name: id.name,
       ...(id.namespace ? { namespace: id.namespace } : {}),
       status: 'Failed' as const,
     }));
+    return { failed, errors: !result.allAccepted };
   }
 
-  private async finalize(instance: TemplateInstance): Promise<Result> {
+  private async finalize(cluster: ClusterPort, instance: TemplateInstance): Promise<Result> {
     const finalizers = instance.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER_INSTANCE)) return {};
     const owner = this.owner(instance);
     const owned = await findOwned(
-      this.deps.cluster,
+      cluster,
       owner.uid,
       instance.status?.trackedGVKs ?? [],
       instance.status?.renderedResources ?? [],
     );
-    const result = await deleteInReverseOrder(this.deps.cluster, owned);
+    const result = await deleteInReverseOrder(cluster, owned);
     if (!result.allAccepted)
       throw new RetryLater(result.remaining.map((r) => r.message).join('; '));
+    // Accepted but held by finalizers: waiting, not failing.
+    if (result.remaining.length > 0) return { requeueAfter: WAIT_REQUEUE_MS };
     if (result.deleted.length > 0) {
-      await this.event(
-        instance,
-        'Normal',
-        'Pruned',
-        `deleted ${result.deleted.length} resource(s) of the deleted instance`,
-      );
+      await this.recordEvent(cluster, Redactor.none, {
+        regarding: instance,
+        type: 'Normal',
+        reason: 'Pruned',
+        message: `deleted ${result.deleted.length} resource(s) of the deleted instance`,
+      });
     }
-    await this.deps.cluster.setFinalizers(
+    await cluster.setFinalizers(
       instance,
       finalizers.filter((f) => f !== FINALIZER_INSTANCE),
     );
     return {};
   }
 
-  /** Writes the status when it changed; top-level fields that disappeared are removed (null). */
+  /**
+   * Writes the status when it changed; top-level fields that disappeared are removed (null).
+   * Conditional on the resourceVersion the instance was read at: a newer status written by
+   * anyone meanwhile makes this a Conflict (retried from a fresh read), never an overwrite.
+   */
   private async writeStatus(
+    cluster: ClusterPort,
     instance: TemplateInstance,
     status: TemplateInstanceStatus,
   ): Promise<void> {
@@ -410,24 +442,36 @@ export class InstanceReconciler implements Reconciler {
       ...status,
       ...Object.fromEntries(removed.map((k) => [k, null])),
     };
-    await this.deps.cluster.patchStatus(instance, patch);
+    await cluster.patchStatus(instance, patch);
   }
 
-  private async event(
-    instance: TemplateInstance,
+  /** An Event on the pass's instance, its message redacted like every other message of it. */
+  private event(
+    pass: Pass,
     type: 'Normal' | 'Warning',
     reason: string,
     message: string,
   ): Promise<void> {
+    return this.recordEvent(pass.cluster, pass.evaluation.redactor, {
+      regarding: pass.instance,
+      type,
+      reason,
+      message,
+    });
+  }
+
+  private async recordEvent(
+    cluster: ClusterPort,
+    redactor: Redactor,
+    event: EventRecord,
+  ): Promise<void> {
     try {
-      await this.deps.cluster.recordEvent({
-        regarding: instance,
-        type,
-        reason,
-        message,
-      });
+      await cluster.recordEvent({ ...event, message: redactor.redact(event.message) });
     } catch (error) {
-      this.deps.log('warn', 'could not record event', { reason, error: String(error) });
+      this.deps.log('warn', 'could not record event', {
+        reason: event.reason,
+        error: redactor.redact(String(error)),
+      });
     }
   }
 

@@ -20,8 +20,9 @@ export interface TemplateReconcilerDeps {
 export class TemplateReconciler implements Reconciler {
   constructor(private readonly deps: TemplateReconcilerDeps) {}
 
-  async reconcile(request: Request): Promise<Result> {
-    const { cluster } = this.deps;
+  async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    // Every request of this pass stops when the queue aborts it (lost leadership, shutdown).
+    const cluster = this.deps.cluster.bind(signal);
     const template = (await cluster.get({
       apiVersion: API_VERSION,
       kind: TEMPLATE_KIND,
@@ -29,13 +30,13 @@ export class TemplateReconciler implements Reconciler {
     })) as Template | undefined;
     if (!template) return {};
     const finalizers = template.metadata.finalizers ?? [];
-    if (template.metadata.deletionTimestamp) return this.finalize(template, finalizers);
+    if (template.metadata.deletionTimestamp) return this.finalize(cluster, template, finalizers);
     if (!finalizers.includes(FINALIZER_TEMPLATE)) {
       await cluster.setFinalizers(template, [...finalizers, FINALIZER_TEMPLATE]);
       return {};
     }
     const evaluation = evaluateTemplate(template);
-    await this.writeStatus(template, {
+    await this.writeStatus(cluster, template, {
       observedGeneration: template.metadata.generation,
       phase: evaluation.phase,
       conditions: mergeConditions(
@@ -48,7 +49,11 @@ export class TemplateReconciler implements Reconciler {
     return {};
   }
 
-  private async finalize(template: Template, finalizers: string[]): Promise<Result> {
+  private async finalize(
+    cluster: ClusterPort,
+    template: Template,
+    finalizers: string[],
+  ): Promise<Result> {
     if (!finalizers.includes(FINALIZER_TEMPLATE)) return {};
     const users = this.deps.cache.instancesOf(
       template.metadata.namespace ?? '',
@@ -73,19 +78,23 @@ export class TemplateReconciler implements Reconciler {
           template.metadata.generation,
         ),
       ];
-      await this.writeStatus(template, { ...template.status, conditions });
+      await this.writeStatus(cluster, template, { ...template.status, conditions });
       // Instance deletions enqueue this Template again; nothing to poll.
       return {};
     }
-    await this.deps.cluster.setFinalizers(
+    await cluster.setFinalizers(
       template,
       finalizers.filter((f) => f !== FINALIZER_TEMPLATE),
     );
     return {};
   }
 
-  private async writeStatus(template: Template, status: TemplateStatus): Promise<void> {
+  private async writeStatus(
+    cluster: ClusterPort,
+    template: Template,
+    status: TemplateStatus,
+  ): Promise<void> {
     if (canonicalJson(template.status ?? {}) === canonicalJson(status)) return;
-    await this.deps.cluster.patchStatus(template, status as unknown as Record<string, unknown>);
+    await cluster.patchStatus(template, status as unknown as Record<string, unknown>);
   }
 }

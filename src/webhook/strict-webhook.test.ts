@@ -14,7 +14,7 @@ function recordingCluster(writes: string[]): ClusterPort {
     writes.push(what);
     return Promise.reject(new Error(`unexpected ${what}`));
   };
-  return {
+  const port: ClusterPort = {
     scopeOf: () => Promise.resolve('Namespaced'),
     get: () => Promise.resolve(undefined),
     list: () => Promise.resolve([]),
@@ -27,7 +27,9 @@ function recordingCluster(writes: string[]): ClusterPort {
     setFinalizers: refuse('setFinalizers'),
     recordEvent: () => Promise.resolve(),
     identity: () => Promise.resolve('operator'),
+    bind: () => port,
   };
+  return port;
 }
 
 /** A serving certificate for 127.0.0.1 in a directory, as cert-manager mounts one. */

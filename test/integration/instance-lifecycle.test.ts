@@ -382,9 +382,16 @@ spec:
         `${configMapDoc('gone-a', '  a: "1"')}${configMapDoc('gone-b', '  b: "1"')}`,
       ),
     );
-    const created = await user.apply(instance('gone', 'gone'));
+    await user.apply(instance('gone', 'gone'));
     await untilCondition('gone', 'Ready', 'Reconciled');
-    await user.patchStatus(created, { renderedResources: [] });
+    // Status writes are conditional on the resourceVersion: write from a fresh read.
+    const current = await user.get({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'gone',
+      namespace: appNs,
+    });
+    await user.patchStatus(current!, { renderedResources: [] });
     await eventually(
       async () => (await instanceStatus('gone'))?.renderedResources?.length === 0,
       'the wiped status',

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../api/object-meta.ts';
+import { planApply, type PlanInput } from './apply-plan.ts';
+
+const object = (
+  apiVersion: string,
+  kind: string,
+  name: string,
+  namespace?: string,
+): KubeObject => ({
+  apiVersion,
+  kind,
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+});
+
+const crd = (group: string, kind: string): KubeObject => ({
+  ...object(
+    'apiextensions.k8s.io/v1',
+    'CustomResourceDefinition',
+    `${kind.toLowerCase()}s.${group}`,
+  ),
+  spec: { group, scope: 'Namespaced', names: { kind } },
+});
+
+const input = (o: KubeObject, exists = false, settled = false): PlanInput => ({
+  object: o,
+  exists,
+  settled,
+});
+
+describe('planApply', () => {
+  it('checks and writes everything in one step when nothing needs a prerequisite', () => {
+    const plan = planApply([
+      input(object('v1', 'ConfigMap', 'a', 'team')),
+      input(object('v1', 'Service', 'b', 'team'), true),
+    ]);
+    expect(plan.steps).toEqual([{ check: [0, 1], write: [0, 1], awaitKinds: [] }]);
+  });
+
+  it('leaves settled objects out entirely', () => {
+    const plan = planApply([
+      input(object('v1', 'ConfigMap', 'a', 'team'), true, true),
+      input(object('v1', 'ConfigMap', 'b', 'team')),
+    ]);
+    expect(plan.steps).toEqual([{ check: [1], write: [1], awaitKinds: [] }]);
+  });
+
+  it('writes a new Namespace before checking what goes into it', () => {
+    const plan = planApply([
+      input(object('v1', 'Namespace', 'fresh')),
+      input(object('v1', 'ConfigMap', 'outside', 'team')),
+      input(object('v1', 'ConfigMap', 'inside', 'fresh')),
+    ]);
+    expect(plan.steps).toEqual([
+      { check: [0, 1], write: [0], awaitKinds: [] },
+      { check: [2], write: [1, 2], awaitKinds: [] },
+    ]);
+  });
+
+  it('does not defer objects of a Namespace that already exists', () => {
+    const plan = planApply([
+      input(object('v1', 'Namespace', 'old'), true),
+      input(object('v1', 'ConfigMap', 'inside', 'old')),
+    ]);
+    expect(plan.steps).toHaveLength(1);
+  });
+
+  it('installs a CRD first and waits for its kind before checking its resources', () => {
+    const plan = planApply([
+      input(crd('example.com', 'Widget')),
+      input(object('v1', 'ConfigMap', 'config', 'team')),
+      input(object('example.com/v1', 'Widget', 'w', 'team')),
+    ]);
+    expect(plan.steps).toEqual([
+      { check: [0, 1], write: [0], awaitKinds: [] },
+      {
+        check: [2],
+        write: [1, 2],
+        awaitKinds: [{ apiVersion: 'example.com/v1', kind: 'Widget' }],
+      },
+    ]);
+  });
+
+  it('does not wait for kinds of a settled CRD (it is served already)', () => {
+    const plan = planApply([
+      input(crd('example.com', 'Widget'), true, true),
+      input(object('example.com/v1', 'Widget', 'w', 'team')),
+    ]);
+    expect(plan.steps).toEqual([{ check: [1], write: [1], awaitKinds: [] }]);
+  });
+});

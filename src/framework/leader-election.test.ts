@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { LeaderElector, type Lease, type LeaseStore } from './leader-election.ts';
+
+/** A Lease in memory whose writes can be made to fail. */
+class MemoryLeaseStore implements LeaseStore {
+  lease: Lease | undefined;
+  failing = false;
+
+  get(): Promise<Lease | undefined> {
+    return this.failing ? Promise.reject(new Error('unreachable')) : Promise.resolve(this.lease);
+  }
+
+  create(lease: Lease): Promise<Lease> {
+    this.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: '1' } };
+    return Promise.resolve(this.lease);
+  }
+
+  update(lease: Lease): Promise<Lease> {
+    if (this.failing) return Promise.reject(new Error('unreachable'));
+    this.lease = lease;
+    return Promise.resolve(lease);
+  }
+}
+
+function elector(store: MemoryLeaseStore, clock: { now: number }, lost: string[]): LeaderElector {
+  return new LeaderElector({
+    identity: 'me',
+    name: 'lease',
+    namespace: 'ns',
+    store,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 60_000,
+    onStartedLeading: () => undefined,
+    onStoppedLeading: () => lost.push('lost'),
+    now: () => clock.now,
+  });
+}
+
+async function tick(e: LeaderElector): Promise<void> {
+  await (e as unknown as { tick(): Promise<void> }).tick();
+}
+
+describe('LeaderElector write fencing', () => {
+  it('refuses writes before leading', () => {
+    const e = elector(new MemoryLeaseStore(), { now: 0 }, []);
+    expect(e.writeRefusal()).toBe('this replica does not hold the leader Lease');
+  });
+
+  it('allows writes only until the renew deadline after the last renewal, before the Lease can expire', async () => {
+    const store = new MemoryLeaseStore();
+    const clock = { now: 1_000 };
+    const lost: string[] = [];
+    const e = elector(store, clock, lost);
+    await tick(e);
+    expect(e.writeRefusal()).toBeUndefined();
+    store.failing = true;
+    clock.now += 9_000;
+    await tick(e);
+    expect(e.writeRefusal()).toBeUndefined();
+    clock.now += 1_001; // past the renew deadline, still before the 15 s lease duration
+    expect(e.writeRefusal()).toMatch(/last renewed 10001 ms ago \(renew deadline 10000 ms\)/);
+    await tick(e);
+    expect(lost).toEqual(['lost']);
+    expect(e.writeRefusal()).toBe('this replica does not hold the leader Lease');
+    await e.release();
+  });
+
+  it('gives up for good when another holder took the Lease', async () => {
+    const store = new MemoryLeaseStore();
+    const clock = { now: 0 };
+    const lost: string[] = [];
+    const e = elector(store, clock, lost);
+    await tick(e);
+    store.lease = { ...store.lease!, spec: { ...store.lease!.spec, holderIdentity: 'other' } };
+    await tick(e);
+    expect(lost).toEqual(['lost']);
+    expect(e.isLeader()).toBe(false);
+    await e.release();
+  });
+});

@@ -1,0 +1,201 @@
+// Executes an apply plan (src/engine/apply-plan.ts) against the cluster: reads the live objects,
+// refuses to take over objects it does not own, then runs each step — wait for the kinds it
+// needs, dry-run its checks (the gate: one rejection and the step writes nothing), write what
+// differs from the live object. SPEC §6 steps 3–4.
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '../api/object-meta.ts';
+import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
+import { planApply, type ApplyStep } from '../engine/apply-plan.ts';
+import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
+import { canonicalJson } from '../engine/instance-status.ts';
+import { describeObject, resourceKey, type Owner } from '../engine/inventory.ts';
+import { isClusterError, type ClusterPort } from './cluster-port.ts';
+import { idOf, mapLimit } from './resource-sync.ts';
+
+export type ApplyResult =
+  | { ok: true; written: KubeObject[]; live: KubeObject[] }
+  /** `retry`: whether trying again without an input change can help. */
+  | { ok: false; message: string; retry: boolean; waiting?: false }
+  /** A kind this render installs is not served yet; some prerequisites may be written. */
+  | { ok: false; message: string; retry: true; waiting: true; written: KubeObject[] };
+
+/** How long one pass waits for a CRD it just applied to be served, and how often it looks. */
+export interface KindWait {
+  timeoutMs: number;
+  pollMs: number;
+}
+
+const DEFAULT_KIND_WAIT: KindWait = { timeoutMs: 8_000, pollMs: 250 };
+
+/**
+ * What was last applied, per object: rendering the same object again while the live object is
+ * still at the resourceVersion our apply left it needs neither a dry run nor a write. This keeps
+ * periodic resyncs of thousands of instances to one GET per object.
+ */
+export class AppliedMemo {
+  private readonly entries = new Map<string, { hash: string; resourceVersion: string }>();
+
+  constructor(private readonly limit = 200_000) {}
+
+  static hash(object: KubeObject): string {
+    return createHash('sha256').update(canonicalJson(object)).digest('hex');
+  }
+
+  settled(object: KubeObject, hash: string, live: KubeObject | undefined): boolean {
+    const entry = this.entries.get(resourceKey(object));
+    return (
+      entry !== undefined &&
+      entry.hash === hash &&
+      entry.resourceVersion === live?.metadata.resourceVersion
+    );
+  }
+
+  record(object: KubeObject, hash: string, result: KubeObject | undefined): void {
+    const resourceVersion = result?.metadata.resourceVersion;
+    if (!resourceVersion) return;
+    if (this.entries.size >= this.limit) this.entries.clear();
+    this.entries.set(resourceKey(object), { hash, resourceVersion });
+  }
+}
+
+function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
+  const holder = live.metadata.labels?.[LABEL_INSTANCE_UID];
+  if (holder === owner.uid) return undefined;
+  if (live.metadata.annotations?.[ANNOTATION_ADOPT] === `${owner.namespace}/${owner.name}`)
+    return undefined;
+  const by = holder ? ` (it belongs to another TemplateInstance, uid ${holder})` : '';
+  return `${describeObject(live)} already exists and is not managed by this instance${by}; annotate it with ${ANNOTATION_ADOPT}: ${owner.namespace}/${owner.name} to let this instance adopt it`;
+}
+
+function rejection(object: KubeObject, error: unknown, stage: string): ApplyResult {
+  if (!isClusterError(error) || error.kind === 'Aborted') throw error;
+  return {
+    ok: false,
+    message: `${describeObject(object)} rejected by the API server (${stage}): ${error.message}`,
+    retry: error.kind !== 'Invalid',
+  };
+}
+
+export interface ApplyRequest {
+  owner: Owner;
+  /** The rendered objects, in install order. */
+  rendered: KubeObject[];
+  /** Paths that keep their live value (revert/strict). */
+  ignoreFields?: string[];
+  memo?: AppliedMemo;
+  kindWait?: KindWait;
+}
+
+/** One run of a plan: the state its steps share. */
+class PlanRun {
+  readonly written: KubeObject[] = [];
+  readonly dryRuns: (KubeObject | undefined)[];
+  readonly result: (KubeObject | undefined)[];
+
+  constructor(
+    private readonly cluster: ClusterPort,
+    readonly desired: KubeObject[],
+    readonly live: (KubeObject | undefined)[],
+    private readonly kindWait: KindWait,
+  ) {
+    this.dryRuns = new Array<KubeObject | undefined>(desired.length);
+    this.result = [...live];
+  }
+
+  /** Runs one step; a result means the pass ends here (rejected or waiting). */
+  async step(step: ApplyStep): Promise<ApplyResult | undefined> {
+    const missing = await this.awaitKinds(step.awaitKinds);
+    if (missing) {
+      return {
+        ok: false,
+        waiting: true,
+        retry: true,
+        written: this.written,
+        message: `waiting for kind ${missing} (installed by this Template) to be served by the API server`,
+      };
+    }
+    for (const i of step.check) {
+      try {
+        this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { dryRun: true });
+      } catch (error) {
+        return rejection(this.desired[i]!, error, 'dry run');
+      }
+    }
+    for (const i of step.write) {
+      const current = this.live[i];
+      if (current && sameManagedState(current, this.dryRuns[i]!)) continue;
+      try {
+        this.result[i] = await this.cluster.apply(this.desired[i]!);
+        this.written.push(this.result[i]);
+      } catch (error) {
+        return rejection(this.desired[i]!, error, 'apply');
+      }
+    }
+    return undefined;
+  }
+
+  /** Polls discovery until every kind is served; returns the first one that is not in time. */
+  private async awaitKinds(kinds: ApplyStep['awaitKinds']): Promise<string | undefined> {
+    const deadline = Date.now() + this.kindWait.timeoutMs;
+    for (const { apiVersion, kind } of kinds) {
+      while ((await this.cluster.scopeOf(apiVersion, kind)) === undefined) {
+        if (Date.now() >= deadline) return `${kind} (${apiVersion})`;
+        await new Promise((resolve) => setTimeout(resolve, this.kindWait.pollMs));
+      }
+    }
+    return undefined;
+  }
+}
+
+/** The live object; none when its kind is not served yet (a CRD this render installs). */
+async function liveObject(
+  cluster: ClusterPort,
+  object: KubeObject,
+): Promise<KubeObject | undefined> {
+  try {
+    return await cluster.get(idOf(object));
+  } catch (error) {
+    if (isClusterError(error, 'NotServed')) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Applies `rendered` for `owner`: nothing is written unless every object passes the adoption
+ * check and the dry runs of its step; each object whose dry-run result differs from the live
+ * object is applied. Objects that need a Namespace or a CRD of the same render are checked and
+ * written in a second step, once those exist (see planApply).
+ */
+export async function applyResources(
+  cluster: ClusterPort,
+  request: ApplyRequest,
+): Promise<ApplyResult> {
+  const { owner, rendered, ignoreFields = [], memo } = request;
+  const live = await mapLimit(rendered, 8, (o) => liveObject(cluster, o));
+  for (const object of live) {
+    const refusal = object && adoptionRefusal(object, owner);
+    if (refusal) return { ok: false, message: refusal, retry: true };
+  }
+  // Ignored paths keep their live value in what is applied (SPEC §7).
+  const desired = rendered.map((o, i) => carryIgnoredFields(o, live[i], ignoreFields));
+  const hashes = desired.map((o) => AppliedMemo.hash(o));
+  const plan = planApply(
+    desired.map((object, i) => ({
+      object,
+      exists: live[i] !== undefined,
+      settled: memo?.settled(object, hashes[i]!, live[i]) ?? false,
+    })),
+  );
+  const run = new PlanRun(cluster, desired, live, request.kindWait ?? DEFAULT_KIND_WAIT);
+  for (const step of plan.steps) {
+    const stopped = await run.step(step);
+    if (stopped) return stopped;
+  }
+  for (const i of new Set(plan.steps.flatMap((s) => s.write)))
+    memo?.record(desired[i]!, hashes[i]!, run.result[i]);
+  return {
+    ok: true,
+    written: run.written,
+    live: run.result.map((o, i) => o ?? run.dryRuns[i]!),
+  };
+}
