@@ -86,18 +86,24 @@ async function phase(name: string): Promise<string | undefined> {
  * API error would, once: the pass fails after deciding to write, and is retried with backoff.
  */
 function failNextApplyOf(name: string): void {
+  // Reconcilers work through a view of the cluster bound to their pass's signal: arm that view.
   const cluster = running.connection.cluster;
-  const apply = cluster.apply.bind(cluster);
+  const bind = cluster.bind.bind(cluster);
   let armed = true;
-  cluster.apply = (...args) => {
-    const [object, options] = args;
-    if (armed && !options?.dryRun && object.metadata.name === name) {
-      armed = false;
-      return Promise.reject(
-        new ClusterError('Transient', 'injected: the API server is briefly unavailable', 503),
-      );
-    }
-    return apply(...args);
+  cluster.bind = (signal) => {
+    const view = bind(signal);
+    const apply = view.apply.bind(view);
+    view.apply = (...args) => {
+      const [object, options] = args;
+      if (armed && !options?.dryRun && object.metadata.name === name) {
+        armed = false;
+        return Promise.reject(
+          new ClusterError('Transient', 'injected: the API server is briefly unavailable', 503),
+        );
+      }
+      return apply(...args);
+    };
+    return view;
   };
 }
 
