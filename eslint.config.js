@@ -21,6 +21,11 @@ const nodeIo = [
   'process',
   'fs/promises',
 ].flatMap((m) => [m, `node:${m}`]);
+/** src/operator/ is the wiring that main.ts composes: nothing below it may reach back up. */
+const operatorFolder = {
+  group: ['**/operator/*'],
+  message: 'Only main.ts (and tests, bench, tools) use src/operator/.',
+};
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.cache/', '.local/', 'coverage/', 'charts/'] },
@@ -53,7 +58,14 @@ export default tseslint.config(
           patterns: [
             { group: nodeIo, message: 'src/engine and src/api are pure: no I/O.' },
             {
-              group: ['../kube/*', '../framework/*', '../reconcile/*', '../webhook/*', '../cli*'],
+              group: [
+                '../kube/*',
+                '../framework/*',
+                '../reconcile/*',
+                '../webhook/*',
+                '../operator/*',
+                '../cli*',
+              ],
               message: 'The engine imports only api/ and pure libraries.',
             },
           ],
@@ -69,11 +81,42 @@ export default tseslint.config(
   },
   {
     files: ['src/kube/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [dotI] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: [dotI], patterns: [operatorFolder] }] },
   },
   {
+    // The framework may use client-node and dot-i; it knows nothing of what is built on it.
     files: ['src/framework/**/*.ts'],
-    rules: { 'no-restricted-imports': 'off' },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/operator/*', '**/reconcile/*', '**/webhook/*', '**/kube/*'],
+              message: 'The framework knows nothing of the operator, reconcilers or kube/.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The operator's wiring takes options from main.ts: it never reads flags or the environment.
+    files: ['src/operator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [clientNode, dotI],
+          patterns: [
+            {
+              group: ['**/cli/*', '**/cli.ts', '**/config.ts', '**/main.ts', '**/http-servers.ts'],
+              message: 'src/operator/ is composed by main.ts; it takes options, not config.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/reconcile/**/*.ts', 'src/webhook/**/*.ts'],
@@ -95,6 +138,7 @@ export default tseslint.config(
               ],
               message: 'Reconcilers see ports and framework interfaces, never implementations.',
             },
+            operatorFolder,
           ],
         },
       ],

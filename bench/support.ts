@@ -7,7 +7,7 @@ import { API_VERSION } from '../src/api/well-known.ts';
 import { KubeCluster } from '../src/kube/cluster.ts';
 import { connect } from '../src/kube/connection.ts';
 import { createLogger } from '../src/log.ts';
-import { StencilOperator, type OperatorOptions } from '../src/operator.ts';
+import { StencilOperator, type OperatorOptions } from '../src/operator/stencil-operator.ts';
 import { startControlPlane, type ControlPlane } from '../tools/control-plane/control-plane.ts';
 import { installCrds } from '../tools/control-plane/crds.ts';
 

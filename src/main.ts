@@ -15,7 +15,7 @@ import {
 } from './http-servers.ts';
 import { createLogger, type Logger } from './log.ts';
 import { StencilMetrics } from './metrics.ts';
-import { StencilOperator, type WebhookOptions } from './operator.ts';
+import { StencilOperator, type WebhookOptions } from './operator/stencil-operator.ts';
 
 /** How long in-flight reconciles may run after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 20_000;

@@ -121,7 +121,7 @@ export function parseCommandLine(spec: CommandSpec, argv: string[]): CommandLine
     return { values: values as FlagValues, positionals };
   } catch (error) {
     // parseArgs' messages run on with advice in further sentences; the first one says it all.
-    const first = (error as Error).message.split(/\.(?: |$)/)[0];
+    const first = (error as Error).message.split(/\.(?:\s|$)/)[0];
     throw new UsageError(`${first}; ${usageLine(spec)}`);
   }
 }

@@ -52,6 +52,24 @@ export function labelSelectorOf(key: WatchKey): string | undefined {
   return key.type === 'drift' ? LABEL_INSTANCE_UID : undefined;
 }
 
+/**
+ * The routing value a dependency is filed under within its watch: the instance uid (drift), the
+ * object's name (GET) or `*` (LIST: any object). `routesOf` gives the values an object reaches.
+ */
+export function routeOf(key: DependencyKey): string {
+  if (key.type === 'drift') return `uid:${key.instanceUid}`;
+  return key.name === undefined ? '*' : `name:${key.name}`;
+}
+
+/** The routing values of the dependencies an object seen by a watch of `type` concerns. */
+export function routesOf(type: WatchKey['type'], object: KubeObject): string[] {
+  if (type === 'drift') {
+    const uid = object.metadata.labels?.[LABEL_INSTANCE_UID];
+    return uid === undefined ? [] : [`uid:${uid}`];
+  }
+  return ['*', `name:${object.metadata.name ?? ''}`];
+}
+
 /** Whether `object`, seen by the watch serving `key`, concerns the dependent holding `key`. */
 export function concerns(key: DependencyKey, object: KubeObject): boolean {
   if (key.type === 'drift') return object.metadata.labels?.[LABEL_INSTANCE_UID] === key.instanceUid;

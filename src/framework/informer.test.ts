@@ -155,6 +155,44 @@ describe('the informer', () => {
     informer.stop();
   }, 10_000);
 
+  it('keeps secondary indexes current through lists, watch events, relists and deletes', async () => {
+    const labelled = (name: string, rv: string, team?: string): KubeObject => ({
+      ...cm(name, rv),
+      metadata: { ...cm(name, rv).metadata, ...(team ? { labels: { team } } : {}) },
+    });
+    const source = new FakeSource();
+    source.listing = {
+      items: [labelled('a', '1', 'red'), labelled('b', '1')],
+      resourceVersion: '1',
+    };
+    const informer = new Informer(source, { path: '/x' });
+    const team = (o: KubeObject): string[] => (o.metadata.labels ? [o.metadata.labels.team!] : []);
+    const names = (value: string): string[] =>
+      informer
+        .byIndex('team', value)
+        .map((o) => o.metadata.name ?? '')
+        .sort();
+    await informer.start();
+    informer.addIndex('team', team);
+    expect(names('red')).toEqual(['a']);
+    await until(() => source.watches.length === 1);
+    source.watches[0]!.emit('MODIFIED', labelled('a', '2', 'blue'));
+    source.watches[0]!.emit('MODIFIED', labelled('b', '2', 'red'));
+    source.watches[0]!.emit('ADDED', labelled('c', '3', 'red'));
+    expect(names('red')).toEqual(['b', 'c']);
+    expect(names('blue')).toEqual(['a']);
+    source.watches[0]!.emit('DELETED', labelled('c', '4', 'red'));
+    expect(names('red')).toEqual(['b']);
+    source.listing = { items: [labelled('a', '5', 'red')], resourceVersion: '5' };
+    source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    source.watches[0]!.done(null);
+    await until(() => source.watches.length === 2);
+    expect(names('red')).toEqual(['a']);
+    expect(names('blue')).toEqual([]);
+    expect(() => informer.byIndex('missing', 'x')).toThrow(/does not exist/);
+    informer.stop();
+  });
+
   it('retries with backoff after errors instead of giving up or exiting', async () => {
     const source = new FakeSource();
     source.failLists = 2;

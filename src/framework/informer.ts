@@ -1,7 +1,8 @@
 // A resilient list+watch cache of one resource collection. It relists on 410 Gone, re-watches
 // from the last resourceVersion after a normal close (no replay storm), backs off on errors,
-// restarts a watch that went silent, and never lets a handler's exception escape.
-import type { KubeObject } from '../api/object-meta.ts';
+// restarts a watch that went silent, and never lets a handler's exception escape. Secondary
+// indexes (e.g. instances by the Template they name) are kept current with the cache.
+import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { Backoff } from './backoff.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -39,10 +40,19 @@ export interface ListWatchSource {
  */
 export type EventOrigin = 'initial-list' | 'relist' | 'watch';
 
-export interface InformerHandlers {
-  add?(object: KubeObject, origin: EventOrigin): void;
-  update?(object: KubeObject, old: KubeObject, origin: EventOrigin): void;
-  delete?(object: KubeObject, origin: EventOrigin): void;
+export interface InformerHandlers<T extends ObjectHead = KubeObject> {
+  add?(object: T, origin: EventOrigin): void;
+  update?(object: T, old: T, origin: EventOrigin): void;
+  delete?(object: T, origin: EventOrigin): void;
+}
+
+/** The values an object is filed under in a secondary index (none: not in the index). */
+export type IndexFunction<T> = (object: T) => string[];
+
+interface Index<T> {
+  valuesOf: IndexFunction<T>;
+  /** index value → object key → object */
+  buckets: Map<string, Map<string, T>>;
 }
 
 export interface InformerOptions {
@@ -66,13 +76,18 @@ function isGone(error: unknown): boolean {
   return e?.statusCode === 410 || e?.code === 410 || e?.status === 410;
 }
 
-export function objectKey(object: KubeObject): string {
+export function objectKey(object: ObjectHead): string {
   return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
 }
 
-export class Informer {
-  private readonly cache = new Map<string, KubeObject>();
-  private readonly handlers: InformerHandlers[] = [];
+/**
+ * `T` is the kind the collection holds: the API server is trusted to send objects of the kind
+ * the path names, so the informer is the one place that treats wire objects as `T`.
+ */
+export class Informer<T extends ObjectHead = KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly indexes = new Map<string, Index<T>>();
+  private readonly handlers: InformerHandlers<T>[] = [];
   private readonly backoff = new Backoff({ baseMs: 500, maxMs: 30_000, jitter: 0.3 });
   private resourceVersion = '';
   private watch: WatchHandle | undefined;
@@ -91,7 +106,7 @@ export class Informer {
     return this.options.path;
   }
 
-  addHandlers(handlers: InformerHandlers): void {
+  addHandlers(handlers: InformerHandlers<T>): void {
     this.handlers.push(handlers);
   }
 
@@ -118,12 +133,43 @@ export class Informer {
     this.watch = undefined;
   }
 
-  get(namespace: string, name: string): KubeObject | undefined {
+  get(namespace: string, name: string): T | undefined {
     return this.cache.get(`${namespace}/${name}`);
   }
 
-  list(): KubeObject[] {
+  list(): T[] {
     return [...this.cache.values()];
+  }
+
+  /** Adds a secondary index, filing what the cache already holds; kept current from then on. */
+  addIndex(name: string, valuesOf: IndexFunction<T>): void {
+    if (this.indexes.has(name)) throw new Error(`informer index "${name}" exists already`);
+    const index: Index<T> = { valuesOf, buckets: new Map() };
+    this.indexes.set(name, index);
+    for (const [key, object] of this.cache) file(index, key, object);
+  }
+
+  /** The cached objects filed under `value` in the index `name`. */
+  byIndex(name: string, value: string): T[] {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`informer index "${name}" does not exist`);
+    return [...(index.buckets.get(value)?.values() ?? [])];
+  }
+
+  private store(key: string, object: T): void {
+    const old = this.cache.get(key);
+    for (const index of this.indexes.values()) {
+      if (old) unfile(index, key, old);
+      file(index, key, object);
+    }
+    this.cache.set(key, object);
+  }
+
+  private remove(key: string): void {
+    const old = this.cache.get(key);
+    if (!old) return;
+    for (const index of this.indexes.values()) unfile(index, key, old);
+    this.cache.delete(key);
   }
 
   private log(
@@ -134,12 +180,7 @@ export class Informer {
     this.options.log?.(level, message, { path: this.options.path, ...fields });
   }
 
-  private notify(
-    kind: keyof InformerHandlers,
-    origin: EventOrigin,
-    object: KubeObject,
-    old?: KubeObject,
-  ): void {
+  private notify(kind: keyof InformerHandlers, origin: EventOrigin, object: T, old?: T): void {
     for (const handlers of this.handlers) {
       try {
         if (kind === 'update') handlers.update?.(object, old ?? object, origin);
@@ -185,16 +226,17 @@ export class Informer {
    */
   private replace(result: ListResult): void {
     const origin: EventOrigin = this.synced ? 'relist' : 'initial-list';
-    const fresh = new Map(result.items.map((o) => [objectKey(o), o]));
+    const items = result.items as unknown as T[];
+    const fresh = new Map(items.map((o) => [objectKey(o), o]));
     for (const [key, old] of this.cache) {
       if (!fresh.has(key)) {
-        this.cache.delete(key);
+        this.remove(key);
         this.notify('delete', origin, old);
       }
     }
     for (const [key, object] of fresh) {
       const old = this.cache.get(key);
-      this.cache.set(key, object);
+      this.store(key, object);
       if (!old) this.notify('add', origin, object);
       else if (old.metadata.resourceVersion !== object.metadata.resourceVersion)
         this.notify('update', origin, object, old);
@@ -228,7 +270,7 @@ export class Informer {
         needsRelist ||= isGone(raw);
         return;
       }
-      const object = raw as KubeObject;
+      const object = raw as T;
       if (object?.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
       if (type !== 'BOOKMARK') this.apply(type, object);
     };
@@ -264,16 +306,32 @@ export class Informer {
     }
   }
 
-  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
+  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): void {
     const key = objectKey(object);
     const old = this.cache.get(key);
     if (type === 'DELETED') {
-      this.cache.delete(key);
+      this.remove(key);
       this.notify('delete', 'watch', object);
       return;
     }
-    this.cache.set(key, object);
+    this.store(key, object);
     if (old) this.notify('update', 'watch', object, old);
     else this.notify('add', 'watch', object);
+  }
+}
+
+function file<T>(index: Index<T>, key: string, object: T): void {
+  for (const value of new Set(index.valuesOf(object))) {
+    let bucket = index.buckets.get(value);
+    if (!bucket) index.buckets.set(value, (bucket = new Map<string, T>()));
+    bucket.set(key, object);
+  }
+}
+
+function unfile<T>(index: Index<T>, key: string, object: T): void {
+  for (const value of new Set(index.valuesOf(object))) {
+    const bucket = index.buckets.get(value);
+    bucket?.delete(key);
+    if (bucket?.size === 0) index.buckets.delete(value);
   }
 }

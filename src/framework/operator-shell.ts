@@ -4,22 +4,28 @@
 // Informer. dot-i's write helpers (blind finalizer merge patches) are never used.
 import dotI, { ResourceEventType, ResourceMetaImpl, type ResourceEvent } from '@dot-i/k8s-operator';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject } from '../api/object-meta.ts';
+import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { Informer, type EventOrigin, type ListWatchSource } from './informer.ts';
 
 // dot-i is CommonJS with `exports.default = Operator`: Node's ESM loader hands us the exports
 // object (class at `.default`); bundlers that honour `__esModule` hand us the class itself.
 const Operator = dotI.default ?? (dotI as unknown as typeof dotI.default);
 
+/** A dot-i ResourceEvent whose object has the watched kind's type. */
+export type TypedResourceEvent<T> = Omit<ResourceEvent, 'object'> & { object: T };
+
 /**
  * A dot-i ResourceEvent, plus the previous version of the object on MODIFIED (the informer has
  * it) and where the event came from (an initial list reports existing objects, not changes).
  */
-export type EventHandler = (
-  event: ResourceEvent,
-  old: KubeObject | undefined,
+export type EventHandler<T extends ObjectHead = KubeObject> = (
+  event: TypedResourceEvent<T>,
+  old: T | undefined,
   origin: EventOrigin,
 ) => void;
+
+/** What the shell needs of its informers, whatever kind they hold. */
+type RunningInformer = Pick<Informer, 'waitForSync' | 'hasSynced' | 'stop'>;
 
 export interface WatchTarget {
   group: string;
@@ -43,8 +49,8 @@ function collectionPath(target: WatchTarget): string {
 }
 
 export class OperatorShell extends Operator {
-  private readonly informers: Informer[] = [];
-  private readonly dynamic = new Set<Informer>();
+  private readonly informers: RunningInformer[] = [];
+  private readonly dynamic = new Set<RunningInformer>();
 
   constructor(
     kubeConfig: KubeConfig,
@@ -73,12 +79,21 @@ export class OperatorShell extends Operator {
     onEvent: (event: ResourceEvent) => Promise<void>,
     namespace?: string,
   ): Promise<void> {
-    this.watch({ group, version, plural, namespace }, (event) => void onEvent(event));
+    this.watch(
+      { group, version, plural, namespace },
+      (event) => void onEvent({ ...event, object: event.object as never }),
+    );
     return Promise.resolve();
   }
 
-  /** Starts an informer for `target` and returns it; events arrive as dot-i ResourceEvents. */
-  watch(target: WatchTarget, handler: EventHandler): Informer {
+  /**
+   * Starts an informer for `target` (of objects of type `T`) and returns it; events arrive as
+   * dot-i ResourceEvents. Part of cache readiness.
+   */
+  watch<T extends ObjectHead = KubeObject>(
+    target: WatchTarget,
+    handler: EventHandler<T>,
+  ): Informer<T> {
     const informer = this.createInformer(target, handler);
     this.informers.push(informer);
     void informer.start();
@@ -101,21 +116,19 @@ export class OperatorShell extends Operator {
     return informer;
   }
 
-  private createInformer(target: WatchTarget, handler: EventHandler): Informer {
-    const informer = new Informer(this.source, {
+  private createInformer<T extends ObjectHead>(
+    target: WatchTarget,
+    handler: EventHandler<T>,
+  ): Informer<T> {
+    const informer = new Informer<T>(this.source, {
       path: collectionPath(target),
       labelSelector: target.labelSelector,
       metadataOnly: target.metadataOnly,
       log: this.logFn,
     });
-    const emit = (
-      type: ResourceEventType,
-      origin: EventOrigin,
-      object: KubeObject,
-      old?: KubeObject,
-    ): void => {
+    const emit = (type: ResourceEventType, origin: EventOrigin, object: T, old?: T): void => {
       const meta = ResourceMetaImpl.createWithPlural(target.plural, object as never);
-      handler({ type, object: object as never, meta }, old, origin);
+      handler({ type, object, meta }, old, origin);
     };
     informer.addHandlers({
       add: (o, origin) => emit(ResourceEventType.Added, origin, o),

@@ -134,11 +134,11 @@ describe('the source registry', () => {
     sources!('ADDED', secret('db', '3'));
     drifts!('MODIFIED', secret('rendered', '4', 'u2'));
     drifts!('DELETED', secret('rendered', '5', 'u1'));
-    expect(summary(notices)).toEqual([
-      'ns/list source ADDED other (watch)',
+    expect(summary(notices).sort()).toEqual([
+      'ns/drift drift DELETED rendered (watch)',
       'ns/get source ADDED db (watch)',
       'ns/list source ADDED db (watch)',
-      'ns/drift drift DELETED rendered (watch)',
+      'ns/list source ADDED other (watch)',
     ]);
   });
 

@@ -5,6 +5,8 @@
 import type { KubeObject } from '../api/object-meta.ts';
 import {
   concerns,
+  routeOf,
+  routesOf,
   watchKeyId,
   watchKeyOf,
   type Dependency,
@@ -36,6 +38,8 @@ interface Entry {
   informer?: Informer;
   starting?: Promise<void>;
   dependents: Map<string, Dependency[]>;
+  /** Dependents by routing value (instance uid, object name, `*`): an event reaches only these. */
+  routes: Map<string, Set<string>>;
 }
 
 export class SourceRegistry {
@@ -84,10 +88,15 @@ export class SourceRegistry {
     for (const [id, deps] of wanted) {
       let entry = this.entries.get(id);
       if (!entry) {
-        entry = { key: watchKeyOf(deps[0]!.key), dependents: new Map() };
+        entry = { key: watchKeyOf(deps[0]!.key), dependents: new Map(), routes: new Map() };
         this.entries.set(id, entry);
       }
+      unroute(entry, dependent);
       entry.dependents.set(dependent, deps);
+      for (const d of deps) {
+        const route = routeOf(d.key);
+        entry.routes.set(route, (entry.routes.get(route) ?? new Set()).add(dependent));
+      }
       if (entry.informer?.hasSynced()) this.catchUp(entry, dependent, deps);
     }
     if (wanted.size > 0) this.byDependent.set(dependent, new Set(wanted.keys()));
@@ -104,6 +113,7 @@ export class SourceRegistry {
   private drop(id: string, dependent: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
+    unroute(entry, dependent);
     entry.dependents.delete(dependent);
     if (entry.dependents.size === 0) {
       entry.informer?.stop();
@@ -142,8 +152,11 @@ export class SourceRegistry {
     if (origin === 'initial-list') return;
     const entry = this.entries.get(id);
     if (!entry) return;
-    for (const [dependent, deps] of entry.dependents) {
-      const dependency = deps.find((d) => concerns(d.key, object));
+    const reached = new Set(
+      routesOf(entry.key.type, object).flatMap((r) => [...(entry.routes.get(r) ?? [])]),
+    );
+    for (const dependent of reached) {
+      const dependency = entry.dependents.get(dependent)?.find((d) => concerns(d.key, object));
       if (dependency) this.notify({ dependent, dependency: dependency.key, object, type, origin });
     }
   }
@@ -186,4 +199,13 @@ function gone(key: WatchKey, objectKeyText: string): KubeObject {
     kind: key.kind,
     metadata: { name: objectKeyText.slice(slash + 1), ...(namespace ? { namespace } : {}) },
   };
+}
+
+function unroute(entry: Entry, dependent: string): void {
+  for (const d of entry.dependents.get(dependent) ?? []) {
+    const route = routeOf(d.key);
+    const dependents = entry.routes.get(route);
+    dependents?.delete(dependent);
+    if (dependents?.size === 0) entry.routes.delete(route);
+  }
 }

@@ -359,6 +359,18 @@ describe('stencil <command> --help', () => {
     },
   );
 
+  it.each([
+    [['render', '--template'], "Option '--template <value>' argument missing"],
+    [['render', '--template', '--instance', 'i.yaml'], "Option '--template' argument is ambiguous"],
+    [['run', '--leader-elect=yes'], "Option '--leader-elect' does not take an argument"],
+    [['run', 'extra'], "Unexpected argument 'extra'"],
+  ])("%j exits 2 with parseArgs' complaint and the usage line, on one line", async (argv, why) => {
+    const result = await main(argv);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^stencil: [^\n]+\n$/);
+    expect(result.stderr).toContain(`${why}; usage: stencil ${argv[0]} `);
+  });
+
   it('the built binary answers stencil run --help with exit 0 and refuses an unknown flag with 2', () => {
     const run = (...args: string[]): { status: number | null; stdout: string; stderr: string } =>
       spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { encoding: 'utf8' });

@@ -43,3 +43,30 @@ describe('the reconcile and webhook boundary', { timeout: 60_000 }, () => {
     expect(await restrictedImports(filePath, source)).toEqual([]);
   });
 });
+
+describe('the operator folder boundary', { timeout: 60_000 }, () => {
+  it.each([
+    ['src/reconcile/reader.ts', "import { OperatorCaches as x } from '../operator/caches.ts';"],
+    [
+      'src/framework/informer.ts',
+      "import { EventRouter as x } from '../operator/event-routing.ts';",
+    ],
+    [
+      'src/kube/cluster.ts',
+      "import { StencilOperator as x } from '../operator/stencil-operator.ts';",
+    ],
+    ['src/engine/inventory.ts', "import { refreshGauges as x } from '../operator/gauges.ts';"],
+    ['src/operator/caches.ts', "import { loadConfig as x } from '../config.ts';"],
+    ['src/operator/caches.ts', "import { runOperator as x } from '../main.ts';"],
+  ])('rejects in %s: %s', async (filePath, source) => {
+    expect(await restrictedImports(filePath, source)).toHaveLength(1);
+  });
+
+  it.each([
+    ['src/main.ts', "import { StencilOperator as x } from './operator/stencil-operator.ts';"],
+    ['src/operator/caches.ts', "import { Informer as x } from '../framework/informer.ts';"],
+    ['src/operator/caches.ts', "import { KubeCluster as x } from '../kube/cluster.ts';"],
+  ])('allows in %s: %s', async (filePath, source) => {
+    expect(await restrictedImports(filePath, source)).toEqual([]);
+  });
+});

@@ -9,7 +9,7 @@ import {
   StencilOperator,
   type OperatorOptions,
   type WebhookOptions,
-} from '../../../src/operator.ts';
+} from '../../../src/operator/stencil-operator.ts';
 import { isClusterError } from '../../../src/reconcile/cluster-port.ts';
 
 export interface RunningOperator {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from './api/object-meta.ts';
+import type { KubeObject } from '../api/object-meta.ts';
 import { DependencyWatches } from './dependency-watches.ts';
-import type { ChangeNotice } from './framework/source-registry.ts';
-import type { Discovery } from './kube/discovery.ts';
+import type { ChangeNotice } from '../framework/source-registry.ts';
+import type { Discovery } from '../kube/discovery.ts';
 
 const object = (name: string): KubeObject => ({
   apiVersion: 'v1',

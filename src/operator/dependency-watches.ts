@@ -2,22 +2,22 @@
 // revert/strict instances, their rendered kinds (drift, by the instance-uid label). A change
 // re-enqueues exactly the instances that depend on it, and is remembered as the trigger of
 // their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
-import type { KubeObject } from './api/object-meta.ts';
-import { parseGvkKey, resourceKey } from './engine/inventory.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import { parseGvkKey, resourceKey } from '../engine/inventory.ts';
 import {
   labelSelectorOf,
   type Dependency,
   type DependencyKey,
   type WatchKey,
-} from './framework/dependency-key.ts';
-import type { OperatorShell } from './framework/operator-shell.ts';
+} from '../framework/dependency-key.ts';
+import type { OperatorShell } from '../framework/operator-shell.ts';
 import {
   SourceRegistry,
   type ChangeNotice,
   type WatchStarter,
-} from './framework/source-registry.ts';
-import type { Discovery } from './kube/discovery.ts';
-import type { DependencyTracker, SourceAccess, Trigger } from './reconcile/reader.ts';
+} from '../framework/source-registry.ts';
+import type { Discovery } from '../kube/discovery.ts';
+import type { DependencyTracker, SourceAccess, Trigger } from '../reconcile/reader.ts';
 
 export interface DependencyWatchOptions {
   shell: () => OperatorShell | undefined;
@@ -71,7 +71,7 @@ export class DependencyWatches implements DependencyTracker {
         labelSelector: labelSelectorOf(key),
         metadataOnly: true,
       },
-      (event, _old, origin) => onEvent(event.type, event.object as unknown as KubeObject, origin),
+      (event, _old, origin) => onEvent(event.type, event.object, origin),
     );
   }
 

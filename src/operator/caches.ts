@@ -1,0 +1,82 @@
+// The operator's informer caches of TemplateInstances, Templates and Namespaces, with the
+// secondary indexes lookups go through (instances by the Template they name, and by namespace),
+// behind the reconcilers' CacheReader.
+import type { ObjectHead } from '../api/object-meta.ts';
+import type { Template } from '../api/template.ts';
+import type { TemplateInstance } from '../api/template-instance.ts';
+import { GROUP, TEMPLATE_INSTANCE_PLURAL, TEMPLATE_PLURAL, VERSION } from '../api/well-known.ts';
+import { templateRefOf } from '../engine/instance-evaluation.ts';
+import type { Informer } from '../framework/informer.ts';
+import type { EventHandler, OperatorShell } from '../framework/operator-shell.ts';
+import type { CacheReader } from '../reconcile/reader.ts';
+
+const BY_TEMPLATE = 'template';
+const BY_NAMESPACE = 'namespace';
+
+function templateKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+export interface CacheHandlers {
+  instance: EventHandler<TemplateInstance>;
+  template: EventHandler<Template>;
+  /** Namespaces are read for their labels only. */
+  namespace: EventHandler<ObjectHead>;
+}
+
+export class OperatorCaches implements CacheReader {
+  private readonly instanceInformers: Informer<TemplateInstance>[] = [];
+  private readonly templateInformers: Informer<Template>[] = [];
+  private namespaceInformer: Informer<ObjectHead> | undefined;
+
+  /**
+   * Starts the informers through the shell: instances and Templates once per watched namespace
+   * (`undefined`: one informer across all), Namespaces cluster-wide.
+   */
+  watch(shell: OperatorShell, namespaces: string[] | undefined, handlers: CacheHandlers): void {
+    for (const namespace of namespaces ?? [undefined]) {
+      const instances = shell.watch<TemplateInstance>(
+        { group: GROUP, version: VERSION, plural: TEMPLATE_INSTANCE_PLURAL, namespace },
+        handlers.instance,
+      );
+      instances.addIndex(BY_TEMPLATE, (instance) => {
+        const ref = templateRefOf(instance);
+        return [templateKey(ref.namespace, ref.name)];
+      });
+      instances.addIndex(BY_NAMESPACE, (instance) => [instance.metadata.namespace ?? '']);
+      this.instanceInformers.push(instances);
+      this.templateInformers.push(
+        shell.watch<Template>(
+          { group: GROUP, version: VERSION, plural: TEMPLATE_PLURAL, namespace },
+          handlers.template,
+        ),
+      );
+    }
+    this.namespaceInformer = shell.watch<ObjectHead>(
+      { group: '', version: 'v1', plural: 'namespaces' },
+      handlers.namespace,
+    );
+  }
+
+  namespaceLabels(name: string): Record<string, string> | undefined {
+    return this.namespaceInformer?.get('', name)?.metadata.labels;
+  }
+
+  instancesOf(templateNamespace: string, templateName: string): TemplateInstance[] {
+    const key = templateKey(templateNamespace, templateName);
+    return this.instanceInformers.flatMap((i) => i.byIndex(BY_TEMPLATE, key));
+  }
+
+  /** The instances in one namespace. */
+  instancesIn(namespace: string): TemplateInstance[] {
+    return this.instanceInformers.flatMap((i) => i.byIndex(BY_NAMESPACE, namespace));
+  }
+
+  instances(): TemplateInstance[] {
+    return this.instanceInformers.flatMap((i) => i.list());
+  }
+
+  templates(): Template[] {
+    return this.templateInformers.flatMap((i) => i.list());
+  }
+}

@@ -1,0 +1,203 @@
+// The operator: its caches (informers through the dot-i shell) → event routing → controllers →
+// reconcilers, plus the dependency watches, leader election, the strict-mode webhook, the gauges
+// and the periodic resync. Each concern lives in its own module of this folder.
+import { Controller } from '../framework/controller.ts';
+import type { LeaderElector } from '../framework/leader-election.ts';
+import { OperatorShell } from '../framework/operator-shell.ts';
+import { parseRequestKey } from '../framework/reconciler.ts';
+import type { QueueObserver } from '../framework/work-queue.ts';
+import type { KubeConnection } from '../kube/connection.ts';
+import type { Logger } from '../log.ts';
+import type { StencilMetrics } from '../metrics.ts';
+import { InstanceReconciler } from '../reconcile/instance-reconciler.ts';
+import type { ReconcileMetrics } from '../reconcile/reader.ts';
+import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
+import type { StrictWebhook } from '../webhook/strict-webhook.ts';
+import { OperatorCaches } from './caches.ts';
+import { DependencyWatches } from './dependency-watches.ts';
+import { EventRouter, requestOf } from './event-routing.ts';
+import { refreshGauges } from './gauges.ts';
+import { campaign, type LeaderElectionOptions } from './leadership.ts';
+import { queueLogging } from './queue-logging.ts';
+import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
+
+export type { LeaderElectionOptions } from './leadership.ts';
+export type { WebhookOptions } from './webhook-lifecycle.ts';
+
+export interface OperatorOptions {
+  metrics?: StencilMetrics;
+  /** Only the holder of the Lease reconciles; others keep warm caches and serve the webhook. */
+  leaderElection?: LeaderElectionOptions;
+  /** Serve the strict-mode admission webhook (SPEC §7). */
+  webhook?: WebhookOptions;
+  /** Called with the time from a source change to the apply it caused (ms). */
+  onRotationLag?: (ms: number) => void;
+  connection: KubeConnection;
+  /** Namespaces to watch; undefined = all. */
+  namespaces?: string[];
+  concurrency: number;
+  resyncSeconds: number;
+  log: Logger;
+  now?: () => Date;
+}
+
+function reconcileMetrics(metrics: StencilMetrics | undefined): ReconcileMetrics | undefined {
+  return (
+    metrics && {
+      applies: (result, count) => metrics.applies.inc({ result }, count),
+      orphans: (result, count) => metrics.orphanDeletes.inc({ result }, count),
+      driftReverted: (count) => metrics.driftReverts.inc(count),
+    }
+  );
+}
+
+export class StencilOperator {
+  readonly instances: Controller;
+  readonly templates: Controller;
+  readonly dependencies: DependencyWatches;
+  /** The strict-mode webhook, when configured. */
+  webhook: StrictWebhook | undefined;
+  private readonly caches = new OperatorCaches();
+  private shell: OperatorShell | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private elector: LeaderElector | undefined;
+  private leading = false;
+
+  constructor(private readonly options: OperatorOptions) {
+    this.dependencies = new DependencyWatches({
+      shell: () => this.shell,
+      discovery: options.connection.cluster.discovery,
+      enqueue: (key) => this.instances.enqueue(parseRequestKey(key)),
+      onRotationLag: (ms) => {
+        options.metrics?.rotationLag.observe(ms / 1000);
+        options.onRotationLag?.(ms);
+      },
+    });
+    const now = options.now ?? (() => new Date());
+    const { cluster } = options.connection;
+    const cache = this.caches;
+    this.instances = new Controller({
+      name: 'templateinstance',
+      reconciler: new InstanceReconciler({
+        cluster,
+        cache,
+        tracker: this.dependencies,
+        metrics: reconcileMetrics(options.metrics),
+        now,
+        log: (level, message, fields) => options.log[level](message, fields),
+      }),
+      concurrency: options.concurrency,
+      observer: this.observer('templateinstance'),
+    });
+    this.templates = new Controller({
+      name: 'template',
+      reconciler: new TemplateReconciler({ cluster, cache, now }),
+      concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
+      observer: this.observer('template'),
+    });
+  }
+
+  private observer(controller: string): QueueObserver {
+    const logging = queueLogging(this.options.log, controller);
+    return this.options.metrics ? this.options.metrics.queueObserver(controller, logging) : logging;
+  }
+
+  /** Starts the watches, waits for the caches, then starts reconciling. */
+  async start(): Promise<void> {
+    const { connection, log } = this.options;
+    const router = new EventRouter(this.caches, {
+      instance: (request) => this.instances.enqueue(request),
+      template: (request) => this.templates.enqueue(request),
+    });
+    this.shell = new OperatorShell(
+      connection.kubeConfig,
+      connection.listWatch,
+      (shell) => {
+        this.caches.watch(shell, this.options.namespaces, router.handlers());
+        return Promise.resolve();
+      },
+      (level, message, fields) => log[level](message, fields),
+    );
+    await this.shell.start();
+    await this.shell.waitForSync();
+    if (this.options.leaderElection) this.campaign(this.options.leaderElection);
+    else this.lead();
+    if (this.options.webhook)
+      this.webhook = await startStrictWebhook(
+        this.options.webhook,
+        connection.cluster,
+        log,
+        () => this.leading,
+      );
+    this.resyncTimer = setInterval(() => this.resyncAll(), this.options.resyncSeconds * 1000);
+    this.resyncTimer.unref();
+    log.info('operator started', {
+      namespaces: this.options.namespaces ?? 'all',
+      concurrency: this.options.concurrency,
+    });
+  }
+
+  /** Starts reconciling (the leader, or the only replica). */
+  private lead(): void {
+    this.leading = true;
+    this.options.metrics?.leader.set(1);
+    this.instances.start();
+    this.templates.start();
+    void this.webhook?.refresh();
+  }
+
+  private campaign(options: LeaderElectionOptions): void {
+    this.options.metrics?.leader.set(0);
+    this.elector = campaign(options, this.options.connection, this.options.log, {
+      onStartedLeading: () => this.lead(),
+      onStoppedLeading: () => {
+        this.leading = false;
+        this.options.metrics?.leader.set(0);
+        // Abort in-flight work at once: no drain may outlive the Lease (the write fence refuses
+        // any write that still gets through).
+        void this.instances.abortNow();
+        void this.templates.abortNow();
+      },
+    });
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Sets the gauges that are read off the caches, just before a scrape. */
+  refreshGauges(): void {
+    const metrics = this.options.metrics;
+    if (metrics)
+      refreshGauges(metrics, this.caches.instances(), this.dependencies.registry.watchKeys());
+  }
+
+  /** Enqueues every known instance and Template (the periodic resync). */
+  resyncAll(): void {
+    for (const template of this.caches.templates()) this.templates.enqueue(requestOf(template));
+    for (const instance of this.caches.instances()) this.instances.enqueue(requestOf(instance));
+  }
+
+  ready(): boolean {
+    return this.shell?.hasSynced() ?? false;
+  }
+
+  /** Resolves once no reconcile is running (keys may still be waiting for a retry). */
+  async idle(): Promise<void> {
+    await Promise.all([this.instances.queue.idle(), this.templates.queue.idle()]);
+  }
+
+  /** Stops taking work, lets in-flight reconciles finish (bounded), stops the watches. */
+  async stop(graceMs = 10_000): Promise<void> {
+    clearInterval(this.resyncTimer);
+    await Promise.all([this.instances.shutdown(graceMs), this.templates.shutdown(graceMs)]);
+    await this.webhook?.stop();
+    await this.elector
+      ?.release()
+      .catch((error: unknown) =>
+        this.options.log.warn('could not release the lease', { error: String(error) }),
+      );
+    this.shell?.stopWatches();
+    this.options.log.info('operator stopped');
+  }
+}
