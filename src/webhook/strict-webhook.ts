@@ -4,10 +4,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeObject } from '../api/object-meta.ts';
-import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { API_VERSION, TEMPLATE_INSTANCE_KIND, TEMPLATE_KIND } from '../api/well-known.ts';
+import { API_VERSION, TEMPLATE_INSTANCE_KIND } from '../api/well-known.ts';
+import { templateRefOf } from '../engine/instance-evaluation.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
+import { templateFor } from '../reconcile/template-content.ts';
 import {
   decide,
   exemptionOf,
@@ -220,15 +221,9 @@ export class StrictWebhook {
       ...ref,
     })) as TemplateInstance | undefined;
     if (!instance) return { ...ref, state: undefined };
-    const templateRef = {
-      name: instance.spec.templateRef.name,
-      namespace: instance.spec.templateRef.namespace ?? ref.namespace,
-    };
-    const template = (await cluster.get({
-      apiVersion: API_VERSION,
-      kind: TEMPLATE_KIND,
-      ...templateRef,
-    })) as Template | undefined;
+    // The same Template content the reconciler renders from, so both ignore the same fields.
+    const template = await templateFor(cluster, instance);
+    const templateRef = templateRefOf(instance);
     return {
       ...ref,
       state: {
