@@ -12,6 +12,7 @@ import type { KubeCluster } from '../../src/kube/cluster.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
+import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let ns: string;
@@ -34,27 +35,12 @@ function template(name: string, handlebars: string, spec: object = {}): KubeObje
   };
 }
 
-function instance(name: string, templateName: string): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace: ns },
-    spec: { templateRef: { name: templateName } },
-  };
-}
-
-async function statusOf(name: string): Promise<TemplateInstanceStatus | undefined> {
-  const object = await user.get({
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    name,
-    namespace: ns,
-  });
-  return (object as { status?: TemplateInstanceStatus } | undefined)?.status;
-}
-
+const instance = (name: string, templateName: string): KubeObject =>
+  instanceObject(ns, name, templateName);
+const statusOf = (name: string): Promise<TemplateInstanceStatus | undefined> =>
+  instanceStatus(user, ns, name);
 const ready = (status: TemplateInstanceStatus | undefined): Condition | undefined =>
-  status?.conditions?.find((c) => c.type === 'Ready');
+  conditionOf(status);
 
 beforeAll(async () => {
   ns = await freshNamespace(connect(), 'fenced');

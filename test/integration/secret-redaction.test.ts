@@ -15,6 +15,7 @@ import {
   type SecretLeakCase,
 } from '../support/secret-leak-cases.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let ns: string;
@@ -68,18 +69,10 @@ function objectsFor(leak: SecretLeakCase, i: number): KubeObject[] {
   ];
 }
 
-async function statusOf(name: string): Promise<TemplateInstanceStatus | undefined> {
-  const object = await user.get({
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    name,
-    namespace: ns,
-  });
-  return (object as { status?: TemplateInstanceStatus } | undefined)?.status;
-}
-
+const statusOf = (name: string): Promise<TemplateInstanceStatus | undefined> =>
+  instanceStatus(user, ns, name);
 const ready = (status: TemplateInstanceStatus | undefined): Condition | undefined =>
-  status?.conditions?.find((c) => c.type === 'Ready');
+  conditionOf(status);
 
 beforeAll(async () => {
   ns = await freshNamespace(connect(), 'redaction');
