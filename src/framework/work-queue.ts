@@ -1,6 +1,7 @@
 // A keyed, de-duplicating work queue with per-key serialisation and bounded concurrency: a key
 // is never processed twice at once, a key added while processing runs once more afterwards,
 // failures retry with per-key backoff, and `requeueAfter` schedules the earliest next pass.
+import { setMaxListeners } from 'node:events';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
 import { TerminalError, type Result } from './reconciler.ts';
 
@@ -44,6 +45,9 @@ export class WorkQueue {
     private readonly options: WorkQueueOptions,
   ) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    // Every request in flight listens on the signal until it completes: passes run concurrently
+    // and each may have several requests out, far more than the default warning threshold of 10.
+    setMaxListeners(Math.max(10, options.concurrency * 64), this.abort.signal);
   }
 
   private now(): number {
