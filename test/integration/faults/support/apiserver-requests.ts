@@ -1,0 +1,49 @@
+// Reads the API server's own request counters (apiserver_request_total from /metrics), so a
+// fault test counts deletes and writes as the server saw them, whoever sent them.
+import { readFileSync } from 'node:fs';
+import { send } from '../../../../tools/control-plane/http.ts';
+
+/** Where the API server is and how to authenticate, from an admin kubeconfig. */
+export interface MetricsEndpoint {
+  server: string;
+  kubeconfigPath: string;
+}
+
+export interface RequestFilter {
+  verbs: string[];
+  resources: string[];
+  /** Count dry runs too (default: only requests that persisted something). */
+  dryRun?: boolean;
+}
+
+/** Sum of apiserver_request_total over the verbs and resources of `filter`. */
+export async function countRequests(
+  endpoint: MetricsEndpoint,
+  filter: RequestFilter,
+): Promise<number> {
+  const kubeconfig = readFileSync(endpoint.kubeconfigPath, 'utf8');
+  const token = /token: (\S+)/.exec(kubeconfig)?.[1] ?? '';
+  const caData = /certificate-authority-data: (\S+)/.exec(kubeconfig)?.[1] ?? '';
+  const ca = Buffer.from(caData, 'base64').toString();
+  const { status, body } = await send({ server: endpoint.server, token, ca }, 'GET', '/metrics');
+  if (status !== 200) throw new Error(`GET /metrics answered ${status}`);
+  const verbs = new Set(filter.verbs);
+  const resources = new Set(filter.resources);
+  let total = 0;
+  for (const line of body.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = new Map(
+      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
+    );
+    if (!filter.dryRun && labels.get('dry_run') !== '') continue;
+    if (!verbs.has(labels.get('verb') ?? '') || !resources.has(labels.get('resource') ?? ''))
+      continue;
+    total += Number(line.split(' ').pop());
+  }
+  return total;
+}
+
+/** Deletes of `resources` the API server has served (counter survives only one server process). */
+export function countDeletes(endpoint: MetricsEndpoint, resources: string[]): Promise<number> {
+  return countRequests(endpoint, { verbs: ['DELETE', 'DELETECOLLECTION'], resources });
+}
