@@ -27,7 +27,7 @@ function rulesOf(
 
 const crdRules: { at: string; rule: string; type: string }[] = [];
 for (const [kind, schema] of Object.entries(CRD_SCHEMAS))
-  rulesOf(schema as SchemaNode, kind, crdRules);
+  rulesOf(schema as unknown as SchemaNode, kind, crdRules);
 
 const EMPTY: Record<string, unknown> = { object: {}, array: [], string: '' };
 
