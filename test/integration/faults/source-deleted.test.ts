@@ -13,7 +13,7 @@ import {
   type RunningOperator,
 } from '../support/operator.ts';
 import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
-import { Fleet, printFigures, TOKEN_SECRET } from './support/fleet.ts';
+import { dataOf, Fleet, printFigures, TOKEN_SECRET } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 
 const COUNT = 100;
@@ -62,7 +62,7 @@ it('keeps what was applied while the source Secret is gone, and converges when i
   // Nothing was pruned or rewritten: every ConfigMap is still there, as last applied.
   const during = await fleet.configMaps();
   expect(during.size).toBe(COUNT);
-  expect([...during.values()].filter((m) => m.data?.color !== 'blue')).toEqual([]);
+  expect([...during.values()].filter((m) => dataOf(m)?.color !== 'blue')).toEqual([]);
 
   const healed = Date.now();
   await fleet.applySecret('rotated-Secret-value-91c2');
@@ -71,7 +71,7 @@ it('keeps what was applied while the source Secret is gone, and converges when i
 
   const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
   const lostUpdates = [...(await fleet.configMaps()).entries()].filter(
-    ([name, m]) => changed.includes(name) && m.data?.color !== 'green',
+    ([name, m]) => changed.includes(name) && dataOf(m)?.color !== 'green',
   ).length;
   const leaks = await fleet.leaks(running.logs, ['initial-Secret-value-7f3a', fleet.secretValue]);
   printFigures('8 source Secret deleted and restored', {

@@ -106,7 +106,7 @@ export class Fleet {
   async instances(): Promise<TemplateInstance[]> {
     return (await this.user.list(API_VERSION, 'TemplateInstance', {
       namespace: this.namespace,
-    })) as TemplateInstance[];
+    })) as unknown as TemplateInstance[];
   }
 
   async configMaps(): Promise<Map<string, KubeObject>> {
@@ -130,7 +130,7 @@ export class Fleet {
         problems.push(`${name}: Ready=${ready?.status} ${ready?.reason}: ${ready?.message}`);
       else if (instance?.status?.observedGeneration !== instance?.metadata.generation)
         problems.push(`${name}: status not of the current generation`);
-      const data = (maps.get(name) as { data?: Record<string, string> } | undefined)?.data;
+      const data = dataOf(maps.get(name));
       if (data?.color !== color) problems.push(`${name}: color ${data?.color}, want ${color}`);
       if (data?.digest !== digest) problems.push(`${name}: digest of an old Secret value`);
     }
@@ -170,6 +170,11 @@ export class Fleet {
     ];
     return texts.filter((t) => forms.some((f) => t.includes(f))).map((t) => t.slice(0, 300));
   }
+}
+
+/** The `data` of a ConfigMap (undefined when there is no such ConfigMap). */
+export function dataOf(object: KubeObject | undefined): Record<string, string> | undefined {
+  return (object as { data?: Record<string, string> } | undefined)?.data;
 }
 
 /** One line of figures per scenario, in a form docs/reliability.md copies from. */
