@@ -6,6 +6,7 @@ import type { KubeObject } from '../src/api/object-meta.ts';
 import { API_VERSION } from '../src/api/well-known.ts';
 import { KubeCluster } from '../src/kube/cluster.ts';
 import { connect } from '../src/kube/connection.ts';
+import type { KubeHttp } from '../src/kube/http.ts';
 import { createLogger } from '../src/log.ts';
 import { StencilOperator, type OperatorOptions } from '../src/operator/stencil-operator.ts';
 import { startControlPlane, type ControlPlane } from '../tools/control-plane/control-plane.ts';
@@ -14,6 +15,10 @@ import { installCrds } from '../tools/control-plane/crds.ts';
 export interface BenchCluster {
   plane: ControlPlane;
   user: KubeCluster;
+  /** The user's HTTP client, for watches the benchmark opens itself. */
+  userHttp: KubeHttp;
+  /** A client with the operator's credentials and field manager (for the limit script). */
+  admin: KubeCluster;
   /** Absent when the benchmark runs the operator as its own process. */
   operator?: StencilOperator;
   stop(): Promise<void>;
@@ -45,6 +50,8 @@ export async function benchCluster(
   return {
     plane,
     user,
+    userHttp: userConnection.http,
+    admin: connection.cluster,
     operator,
     stop: async () => {
       await operator?.stop(2_000);

@@ -8,6 +8,8 @@ describe('stencil run configuration', () => {
       kubeconfig: undefined,
       namespaces: undefined,
       concurrency: 8,
+      kubeQps: 200,
+      kubeBurst: 400,
       resyncSeconds: 600,
       logLevel: 'info',
       logFormat: 'json',
@@ -42,6 +44,16 @@ describe('stencil run configuration', () => {
     });
   });
 
+  it('reads the client rate limit from --kube-qps/--kube-burst or STENCIL_KUBE_QPS/BURST', () => {
+    expect(loadConfig([], { STENCIL_KUBE_QPS: '50.5', STENCIL_KUBE_BURST: '80' })).toMatchObject({
+      kubeQps: 50.5,
+      kubeBurst: 80,
+    });
+    expect(
+      loadConfig(['--kube-qps=0', '--kube-burst=1'], { STENCIL_KUBE_QPS: '50' }),
+    ).toMatchObject({ kubeQps: 0, kubeBurst: 1 });
+  });
+
   it('parses the webhook Service reference', () => {
     expect(
       loadConfig(['--webhook-service=stencil-system/stencil-webhook'], {}).webhookService,
@@ -55,6 +67,9 @@ describe('stencil run configuration', () => {
 
   it.each([
     [['--concurrency=0'], '--concurrency must be a positive integer'],
+    [['--kube-qps=-1'], '--kube-qps must be a number ≥ 0, got "-1"'],
+    [['--kube-qps=fast'], '--kube-qps must be a number ≥ 0, got "fast"'],
+    [['--kube-burst=0'], '--kube-burst must be a positive integer'],
     [['--log-format=xml'], '--log-format must be one of json, text'],
     [['--webhook-port=70000'], '--webhook-port must be a port number'],
     [['--webhook-service=nope'], '--webhook-service must be namespace/name[:port]'],

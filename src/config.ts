@@ -8,6 +8,9 @@ export interface OperatorConfig {
   /** Namespaces to watch; undefined = all. */
   namespaces?: string[];
   concurrency: number;
+  /** Client-side rate limit of requests to the API server (watches excepted); qps 0 = off. */
+  kubeQps: number;
+  kubeBurst: number;
   /** Every instance and Template is reconciled at least this often. */
   resyncSeconds: number;
   logLevel: LogLevel;
@@ -35,6 +38,15 @@ export interface OperatorConfig {
 
 export class ConfigError extends Error {}
 
+/**
+ * Client rate limit defaults (docs/operations.md, docs/benchmarks.md): well above what the
+ * operator sends at --concurrency 8 when converging thousands of instances, so it never paces
+ * normal work, yet a bound on a runaway loop. controller-runtime's 20/30 would stretch a cold
+ * start of 5,000 instances to over half an hour.
+ */
+export const DEFAULT_KUBE_QPS = 200;
+export const DEFAULT_KUBE_BURST = 400;
+
 /** `stencil run`: its flags with their help lines (SPEC §9, docs/operations.md). */
 export const RUN_COMMAND = {
   name: 'run',
@@ -56,6 +68,16 @@ export const RUN_COMMAND = {
       type: 'string',
       value: 'N',
       description: 'instances reconciled in parallel (default 8)',
+    },
+    'kube-qps': {
+      type: 'string',
+      value: 'N',
+      description: `requests per second to the API server, watches excepted; 0 = no limit (default ${DEFAULT_KUBE_QPS})`,
+    },
+    'kube-burst': {
+      type: 'string',
+      value: 'N',
+      description: `requests that may go at once above --kube-qps (default ${DEFAULT_KUBE_BURST})`,
     },
     'resync-period': {
       type: 'string',
@@ -130,6 +152,14 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
   return n;
 }
 
+function nonNegativeNumber(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new ConfigError(`--${name} must be a number ≥ 0, got "${value}"`);
+  return n;
+}
+
 function port(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
@@ -195,6 +225,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     kubeconfig: get('kubeconfig') ?? env.KUBECONFIG,
     namespaces: namespaces.length > 0 ? namespaces : undefined,
     concurrency: positiveInt('concurrency', get('concurrency'), 8),
+    kubeQps: nonNegativeNumber('kube-qps', get('kube-qps'), DEFAULT_KUBE_QPS),
+    kubeBurst: positiveInt('kube-burst', get('kube-burst'), DEFAULT_KUBE_BURST),
     resyncSeconds: positiveInt('resync-period', get('resync-period'), 600),
     logLevel: oneOf(
       'log-level',

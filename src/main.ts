@@ -57,7 +57,10 @@ export async function runOperator(
   const config = loadConfig(argv, env);
   const log = createLogger({ level: config.logLevel, format: config.logFormat });
   const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
-  const connection = await connect(config.kubeconfig, identity);
+  const connection = await connect(config.kubeconfig, identity, {
+    qps: config.kubeQps,
+    burst: config.kubeBurst,
+  });
   const metrics = new StencilMetrics();
   let onLost!: () => void;
   const lostLeadership = new Promise<void>((resolve) => (onLost = resolve));

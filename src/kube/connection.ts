@@ -2,8 +2,9 @@
 // in-cluster ServiceAccount, and builds the clients the operator shares.
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeCluster } from './cluster.ts';
-import { KubeHttp } from './http.ts';
+import { KubeHttp, UNLIMITED } from './http.ts';
 import { KubeListWatch } from './list-watch.ts';
+import type { RateLimit } from './rate-limiter.ts';
 
 export interface KubeConnection {
   kubeConfig: KubeConfig;
@@ -19,9 +20,14 @@ export function loadKubeConfig(path?: string): KubeConfig {
   return kubeConfig;
 }
 
-export async function connect(path?: string, identity = 'stencil'): Promise<KubeConnection> {
+/** `rateLimit` is the operator's --kube-qps/--kube-burst; tests and tools go unlimited. */
+export async function connect(
+  path?: string,
+  identity = 'stencil',
+  rateLimit: RateLimit = UNLIMITED,
+): Promise<KubeConnection> {
   const kubeConfig = loadKubeConfig(path);
-  const http = await KubeHttp.create(kubeConfig);
+  const http = await KubeHttp.create(kubeConfig, rateLimit);
   return {
     kubeConfig,
     http,

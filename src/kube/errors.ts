@@ -12,6 +12,21 @@ export function kindForStatus(status: number): ClusterErrorKind {
   return 'Other';
 }
 
+/** Longest wait a Retry-After may impose on one attempt; the server's APF asks for 1 s or so. */
+export const MAX_RETRY_AFTER_MS = 30_000;
+
+/**
+ * How long to wait before sending the same request again, or undefined if it must not be resent
+ * here (the caller's backoff handles it). The API server asks for a retry with 429 Too Many
+ * Requests (API Priority and Fairness, max-in-flight) or a 5xx, always with Retry-After in
+ * seconds; client-go honours it for any request, as the request was not processed.
+ */
+export function retryAfterMs(status: number, retryAfter: string | undefined): number | undefined {
+  if (status !== 429 && status < 500) return undefined;
+  if (retryAfter === undefined || !/^\d+$/.test(retryAfter.trim())) return undefined;
+  return Math.min(Number(retryAfter.trim()) * 1000, MAX_RETRY_AFTER_MS);
+}
+
 /** The `message` of a Kubernetes Status body, or a generic one; never echoes a request. */
 export function statusMessage(status: number, body: string): string {
   try {

@@ -1,6 +1,7 @@
 // Raw JSON requests to the API server. Bodies are sent exactly as given (no client model
 // serializer may drop fields such as NetworkPolicy `from` or CRD `default`), over one
-// keep-alive agent, with credentials from the KubeConfig applied to every request.
+// keep-alive agent (watches on their own), with credentials from the KubeConfig applied to every
+// request, a client-side rate limit, and the server's Retry-After honoured on 429 and 5xx.
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
 import {
@@ -10,7 +11,14 @@ import {
   type RequestOptions,
 } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { errorForAbort, errorForNetwork, errorForResponse } from './errors.ts';
+import { errorForAbort, errorForNetwork, errorForResponse, retryAfterMs } from './errors.ts';
+import { TokenBucket, type RateLimit } from './rate-limiter.ts';
+
+/** Attempts of one request that the server answers with Retry-After (client-go's maxRetries). */
+const MAX_ATTEMPTS = 10;
+
+/** No client-side limit: what tests and tools get unless they ask for one. */
+export const UNLIMITED: RateLimit = { qps: 0, burst: 1 };
 
 export interface RequestSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -47,22 +55,57 @@ function requestHeaders(
   return headers;
 }
 
+/** Waits `ms`, or throws the request's abort error as soon as its signal fires. */
+function pause(ms: number, spec: RequestSpec): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  const signal = spec.signal;
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(errorForAbort(spec));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+interface Reply {
+  status: number;
+  body: string;
+  retryAfter: string | undefined;
+}
+
 export class KubeHttp {
   private readonly agent: HttpAgent | HttpsAgent;
+  /**
+   * Watches hold their connection for as long as they run, so they get an agent without a socket
+   * cap: sharing the capped one, 32 watches (16 namespaces × 2 source kinds) starved every
+   * request and the operator stalled.
+   */
+  private readonly streamAgent: HttpAgent | HttpsAgent;
   private readonly listeners: RequestListener[] = [];
+  private readonly bucket: TokenBucket;
 
   private constructor(
     private readonly kubeConfig: KubeConfig,
     readonly server: URL,
     tls: AgentOptions,
+    rateLimit: RateLimit,
   ) {
-    this.agent =
-      server.protocol === 'https:'
-        ? new HttpsAgent({ keepAlive: true, maxSockets: 32, ...tls })
-        : new HttpAgent({ keepAlive: true, maxSockets: 32 });
+    const https = server.protocol === 'https:';
+    this.agent = https
+      ? new HttpsAgent({ keepAlive: true, maxSockets: 32, ...tls })
+      : new HttpAgent({ keepAlive: true, maxSockets: 32 });
+    this.streamAgent = https
+      ? new HttpsAgent({ keepAlive: true, ...tls })
+      : new HttpAgent({ keepAlive: true });
+    this.bucket = new TokenBucket(rateLimit);
   }
 
-  static async create(kubeConfig: KubeConfig): Promise<KubeHttp> {
+  static async create(kubeConfig: KubeConfig, rateLimit = UNLIMITED): Promise<KubeHttp> {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     const options: RequestOptions = {};
@@ -74,7 +117,7 @@ export class KubeHttp {
       ...(cluster.skipTLSVerify ? { rejectUnauthorized: false } : {}),
       ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
     };
-    return new KubeHttp(kubeConfig, new URL(cluster.server), tls);
+    return new KubeHttp(kubeConfig, new URL(cluster.server), tls, rateLimit);
   }
 
   onRequest(listener: RequestListener): void {
@@ -88,9 +131,27 @@ export class KubeHttp {
     return url;
   }
 
-  /** Sends a request; resolves with the parsed JSON body, throws a classified ClusterError. */
+  /**
+   * Sends a request (after the rate limit allows it); resolves with the parsed JSON body, throws a
+   * classified ClusterError. A 429 or 5xx with Retry-After is sent again after that wait, up to
+   * MAX_ATTEMPTS times, each attempt passing the rate limit again.
+   */
   async request<T>(spec: RequestSpec): Promise<T> {
-    if (spec.signal?.aborted) throw errorForAbort(spec);
+    for (let attempt = 1; ; attempt++) {
+      if (spec.signal?.aborted) throw errorForAbort(spec);
+      await pause(this.bucket.reserve(), spec);
+      const reply = await this.send(spec);
+      if (reply.status >= 200 && reply.status < 300)
+        return (reply.body ? JSON.parse(reply.body) : {}) as T;
+      const wait = retryAfterMs(reply.status, reply.retryAfter);
+      if (wait === undefined || attempt >= MAX_ATTEMPTS)
+        throw errorForResponse(reply.status, reply.body);
+      await pause(wait, spec);
+    }
+  }
+
+  /** One attempt of a request: its status, body and Retry-After header. */
+  private async send(spec: RequestSpec): Promise<Reply> {
     const auth: RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(auth);
     const url = this.url(spec.path, spec.query);
@@ -103,40 +164,39 @@ export class KubeHttp {
     if (spec.accept) headers.accept = spec.accept;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const dryRun = url.searchParams.get('dryRun') === 'All';
-    const { status, body } = await new Promise<{ status: number; body: string }>(
-      (resolve, reject) => {
-        const req = send(
-          url,
-          {
-            method: spec.method,
-            headers,
-            agent: this.agent,
-            timeout: spec.timeoutMs ?? 30_000,
-            signal: spec.signal,
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () =>
-              resolve({
-                status: res.statusCode ?? 0,
-                body: Buffer.concat(chunks).toString('utf8'),
-              }),
-            );
-            res.on('error', reject);
-          },
-        );
-        req.on('timeout', () => req.destroy(new Error(`${spec.method} ${spec.path} timed out`)));
-        req.on('error', reject);
-        if (payload !== undefined) req.write(payload);
-        req.end();
-      },
-    ).catch((error: unknown) => {
+    const reply = await new Promise<Reply>((resolve, reject) => {
+      const req = send(
+        url,
+        {
+          method: spec.method,
+          headers,
+          agent: this.agent,
+          timeout: spec.timeoutMs ?? 30_000,
+          signal: spec.signal,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const retryAfter: string | string[] | undefined = res.headers['retry-after'];
+            resolve({
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+              retryAfter: typeof retryAfter === 'string' ? retryAfter : retryAfter?.[0],
+            });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`${spec.method} ${spec.path} timed out`)));
+      req.on('error', reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    }).catch((error: unknown) => {
       throw spec.signal?.aborted ? errorForAbort(spec) : errorForNetwork(error);
     });
-    for (const listener of this.listeners) listener(spec.method, spec.path, dryRun, status);
-    if (status < 200 || status >= 300) throw errorForResponse(status, body);
-    return (body ? JSON.parse(body) : {}) as T;
+    for (const listener of this.listeners) listener(spec.method, spec.path, dryRun, reply.status);
+    return reply;
   }
 
   /**
@@ -160,7 +220,7 @@ export class KubeHttp {
       finished = true;
       onDone(error);
     };
-    const req = send(url, { method: 'GET', headers, agent: this.agent }, (res) => {
+    const req = send(url, { method: 'GET', headers, agent: this.streamAgent }, (res) => {
       res.on('error', done);
       if (res.statusCode !== 200) {
         res.resume();
@@ -195,5 +255,6 @@ export class KubeHttp {
 
   close(): void {
     this.agent.destroy();
+    this.streamAgent.destroy();
   }
 }

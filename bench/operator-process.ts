@@ -1,0 +1,126 @@
+// `stencil run` as its own process (the built dist/cli.js) for the benchmark: started with the
+// default flags plus the ones a row needs, observed only through its /metrics endpoint.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../tools/control-plane/control-plane.ts';
+import { total } from './prometheus-text.ts';
+import { until } from './support.ts';
+
+const root = join(import.meta.dirname, '..');
+const sleepMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export interface OperatorProcess {
+  pid: number;
+  scrape(): Promise<string>;
+  /** Asks a process started with --heapsnapshot-signal=SIGUSR2 for a snapshot; waits for it. */
+  heapSnapshot(): Promise<void>;
+  /** SIGTERM, then waits for the exit. */
+  stop(): Promise<void>;
+}
+
+export interface OperatorProcessOptions {
+  kubeconfig: string;
+  resyncSeconds: number;
+  /** Appended operator logs (warn level and above). */
+  logPath: string;
+  /** Extra node flags, e.g. --cpu-prof. */
+  nodeArgs?: string[];
+  extraArgs?: string[];
+}
+
+export async function startOperatorProcess(
+  options: OperatorProcessOptions,
+): Promise<OperatorProcess> {
+  const metricsPort = await freePort();
+  const log = openSync(options.logPath, 'a');
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      ...(options.nodeArgs ?? []),
+      join(root, 'dist', 'cli.js'),
+      'run',
+      `--kubeconfig=${options.kubeconfig}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      '--health-probe-bind-address=0',
+      '--webhook-port=0',
+      '--log-level=warn',
+      `--resync-period=${options.resyncSeconds}`,
+      ...(options.extraArgs ?? []),
+    ],
+    { stdio: ['ignore', log, log] },
+  );
+  closeSync(log);
+  // The operator must not outlive the benchmark (an interrupted run, a thrown row).
+  const orphanGuard = (): void => void child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.off('exit', orphanGuard);
+      resolve();
+    }),
+  );
+  let running = true;
+  void exited.then(() => (running = false));
+  const scrape = async (): Promise<string> => {
+    if (!running) throw new Error(`the operator exited; see ${options.logPath}`);
+    return (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  };
+  await until(async () => {
+    if (!running) throw new Error(`the operator exited at start; see ${options.logPath}`);
+    return (await scrape().catch(() => '')).includes('stencil_leader 1');
+  }, 60_000);
+  return {
+    pid: child.pid ?? 0,
+    scrape,
+    heapSnapshot: async () => {
+      child.kill('SIGUSR2');
+      // Writing the snapshot blocks the process: the next scrape answers once it is written.
+      await sleepMs(1_000);
+      await scrape();
+    },
+    stop: async () => {
+      if (running) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Instance reconciles that ended well since the process started. */
+export function successfulReconciles(metrics: string): number {
+  return total(metrics, 'stencil_reconcile_total', {
+    controller: 'templateinstance',
+    result: 'success',
+  });
+}
+
+/** Reconciles of any result and the keys still waiting, for both controllers. */
+function activity(metrics: string): { reconciles: number; depth: number } {
+  return {
+    reconciles: total(metrics, 'stencil_reconcile_total'),
+    depth: total(metrics, 'stencil_workqueue_depth'),
+  };
+}
+
+/**
+ * Waits until the operator has nothing to do: empty queues and no reconcile finished for
+ * `quietMs` (a key being reconciled is not in the queue, so the depth alone is not enough).
+ */
+export async function settled(
+  operator: OperatorProcess,
+  quietMs = 1_500,
+  timeoutMs = 300_000,
+): Promise<void> {
+  let last = activity(await operator.scrape());
+  let quietSince = performance.now();
+  await until(async () => {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = activity(await operator.scrape());
+    if (now.reconciles !== last.reconciles || now.depth > 0) {
+      last = now;
+      quietSince = performance.now();
+      return false;
+    }
+    return performance.now() - quietSince >= quietMs;
+  }, timeoutMs);
+}

@@ -1,0 +1,101 @@
+import { createServer, type Server } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClusterError } from '../reconcile/cluster-port.ts';
+import { retryAfterMs } from './errors.ts';
+import { KubeHttp } from './http.ts';
+
+/** A loopback API server that answers each request with the next reply of `replies` (the last repeats). */
+async function fakeServer(
+  replies: { status: number; retryAfter?: string }[],
+): Promise<{ http: KubeHttp; hits: () => number; server: Server }> {
+  let count = 0;
+  const server = createServer((req, res) => {
+    const reply = replies[Math.min(count++, replies.length - 1)]!;
+    res.writeHead(reply.status, {
+      'content-type': 'application/json',
+      ...(reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter }),
+    });
+    res.end(JSON.stringify(reply.status === 200 ? { ok: true } : { message: 'slow down' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return { http: await KubeHttp.create(kubeConfig), hits: () => count, server };
+}
+
+let open: { http: KubeHttp; server: Server; hits: () => number } | undefined;
+afterEach(async () => {
+  const current = open;
+  open = undefined;
+  if (!current) return;
+  current.http.close();
+  current.server.closeAllConnections();
+  await new Promise((resolve) => current.server.close(resolve));
+});
+
+describe('retryAfterMs (errors.ts)', () => {
+  it.each([
+    [429, '2', 2000],
+    [429, '0', 0],
+    [503, '1', 1000],
+    [429, '3600', 30_000],
+    [429, undefined, undefined],
+    [429, 'Wed, 21 Oct 2026 07:28:00 GMT', undefined],
+    [409, '1', undefined],
+    [404, '1', undefined],
+  ])('status %i with Retry-After %j waits %j ms', (status, header, expected) => {
+    expect(retryAfterMs(status, header)).toBe(expected);
+  });
+});
+
+describe('KubeHttp and Retry-After', () => {
+  it('sends a request again after each 429 with Retry-After until it succeeds', async () => {
+    open = await fakeServer([
+      { status: 429, retryAfter: '0' },
+      { status: 429, retryAfter: '0' },
+      { status: 200 },
+    ]);
+    await expect(open.http.request({ method: 'GET', path: '/api/v1/x' })).resolves.toEqual({
+      ok: true,
+    });
+    expect(open.hits()).toBe(3);
+  });
+
+  it('fails at once with a Transient error on a 429 without Retry-After (backoff decides)', async () => {
+    const fake = await fakeServer([{ status: 429 }, { status: 200 }]);
+    open = fake;
+    const failure = await fake.http.request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ClusterError);
+    expect(failure).toMatchObject({ kind: 'Transient', status: 429 });
+    expect(fake.hits()).toBe(1);
+  });
+
+  it('gives up after 10 attempts when the server keeps answering 429', async () => {
+    const fake = await fakeServer([{ status: 429, retryAfter: '0' }]);
+    open = fake;
+    await expect(fake.http.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+      kind: 'Transient',
+      status: 429,
+    });
+    expect(fake.hits()).toBe(10);
+  });
+
+  it('stops waiting out a Retry-After as soon as the caller aborts', async () => {
+    const fake = await fakeServer([{ status: 429, retryAfter: '30' }, { status: 200 }]);
+    open = fake;
+    const controller = new AbortController();
+    const pending = fake.http.request({ method: 'GET', path: '/x', signal: controller.signal });
+    while (fake.hits() === 0) await new Promise((r) => setTimeout(r, 5));
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ kind: 'Aborted' });
+    expect(fake.hits()).toBe(1);
+  });
+});
