@@ -44,8 +44,8 @@ export class ConfigError extends Error {}
  * normal work, yet a bound on a runaway loop. controller-runtime's 20/30 would stretch a cold
  * start of 5,000 instances to over half an hour.
  */
-export const DEFAULT_KUBE_QPS = 200;
-export const DEFAULT_KUBE_BURST = 400;
+export const DEFAULT_KUBE_QPS = 500;
+export const DEFAULT_KUBE_BURST = 1000;
 
 /** `stencil run`: its flags with their help lines (SPEC §9, docs/operations.md). */
 export const RUN_COMMAND = {
