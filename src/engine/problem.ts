@@ -7,6 +7,11 @@ export interface Problem {
   /** A condition reason from src/api/condition.ts (or a schema reason for validation). */
   reason: string;
   message: string;
+  /**
+   * The cluster, not an input, must change for this to pass (a rendered kind not served yet):
+   * the instance is retried with backoff instead of waiting for an edit.
+   */
+  transient?: true;
 }
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };

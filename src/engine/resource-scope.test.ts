@@ -55,9 +55,10 @@ describe('placing rendered resources (SPEC §5 namespaces)', () => {
     expect(!placed.ok && placed.problems[0]?.message).toContain('rendered twice');
   });
 
-  it('refuses a kind the API server does not serve', () => {
+  it('refuses a kind the API server does not serve, as a transient problem (retried)', () => {
     const placed = placeResources([cm('a')], { ...placement(), scopeOf: () => undefined });
     expect(!placed.ok && placed.problems[0]?.message).toContain('does not serve');
+    expect(!placed.ok && placed.problems[0]?.transient).toBe(true);
   });
 
   it.each([

@@ -91,12 +91,18 @@ export interface Placement {
   scopeOf: ScopeLookup;
 }
 
-function refuse(index: number, object: KubeObject, message: string): Outcome<KubeObject[]> {
+function refuse(
+  index: number,
+  object: KubeObject,
+  message: string,
+  transient?: true,
+): Outcome<KubeObject[]> {
   return failure([
     {
       path: `document ${index + 1}`,
       reason: InstanceReason.TemplateExecutionFailed,
       message: `${object.kind} "${object.metadata.name ?? ''}" ${message}`,
+      ...(transient ? { transient } : {}),
     },
   ]);
 }
@@ -115,6 +121,7 @@ export function placeResources(objects: KubeObject[], placement: Placement): Out
         index,
         object,
         `has kind ${object.kind} (${object.apiVersion}), which the API server does not serve`,
+        true, // its CRD may be (re)installed: retry rather than wait for an edit
       );
     }
     const metadata = { ...object.metadata };

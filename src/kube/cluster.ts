@@ -138,24 +138,50 @@ export class KubeCluster implements ClusterPort {
     options: { namespace?: string; labelSelector?: string } = {},
   ): Promise<KubeObject[]> {
     const path = await this.path({ apiVersion, kind, namespace: options.namespace });
-    return (await listAll(this.http, path, options.labelSelector, undefined, this.signal)).items;
+    try {
+      return (await listAll(this.http, path, options.labelSelector, undefined, this.signal)).items;
+    } catch (error) {
+      throw await this.notServedOr(error, { apiVersion, kind });
+    }
   }
 
   async apply(object: KubeObject, options: ApplyOptions = {}): Promise<KubeObject> {
     const path = await this.objectPath(object);
     this.admitWrite(options.dryRun ? 'dry run' : 'apply');
-    return this.http.request<KubeObject>({
-      method: 'PATCH',
-      path,
-      signal: this.signal,
-      query: {
-        fieldManager: this.shared.fieldManager,
-        force: 'true',
-        dryRun: options.dryRun ? 'All' : undefined,
-      },
-      body: object,
-      contentType: 'application/apply-patch+yaml',
-    });
+    try {
+      return await this.http.request<KubeObject>({
+        method: 'PATCH',
+        path,
+        signal: this.signal,
+        query: {
+          fieldManager: this.shared.fieldManager,
+          force: 'true',
+          dryRun: options.dryRun ? 'All' : undefined,
+        },
+        body: object,
+        contentType: 'application/apply-patch+yaml',
+      });
+    } catch (error) {
+      throw await this.notServedOr(error, object);
+    }
+  }
+
+  /**
+   * An apply creates what is missing, so its 404 means a missing namespace or a kind that
+   * stopped being served (its CRD was deleted after discovery cached it): ask discovery again
+   * and say which, so the instance reports the missing kind instead of a bare "HTTP 404".
+   */
+  private async notServedOr(
+    error: unknown,
+    id: { apiVersion: string; kind: string },
+  ): Promise<unknown> {
+    if (!isClusterError(error, 'NotFound')) return error;
+    const info = await this.discovery.resourceNow(id.apiVersion, id.kind).catch(() => 'unknown');
+    if (info !== undefined) return error;
+    return new ClusterError(
+      'NotServed',
+      `kind ${id.kind} (${id.apiVersion}) is not served by the API server`,
+    );
   }
 
   async delete(id: ObjectId): Promise<DeleteOutcome> {

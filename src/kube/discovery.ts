@@ -37,6 +37,15 @@ export class Discovery {
     return entry.kinds?.get(kind);
   }
 
+  /**
+   * Asks the API server again, whatever the cache holds: the cache never drops a kind it once
+   * saw, so a caller that got a 404 where the kind should be served (its CRD was deleted) uses
+   * this to tell "no such object" from "no such kind".
+   */
+  async resourceNow(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+    return (await this.fetch(apiVersion)).kinds?.get(kind);
+  }
+
   private fetch(apiVersion: string): Promise<GroupVersionEntry> {
     const running = this.inflight.get(apiVersion);
     if (running) return running;

@@ -223,7 +223,8 @@ export class InstanceReconciler implements Reconciler {
     if (problem.reason === InstanceReason.ParameterResolutionFailed) {
       await this.event(pass, 'Warning', 'ParameterResolutionFailed', problem.message);
     }
-    if (TERMINAL_REASONS.has(problem.reason)) throw new TerminalError(problem.message);
+    if (TERMINAL_REASONS.has(problem.reason) && !problem.transient)
+      throw new TerminalError(problem.message);
     throw new RetryLater(problem.message);
   }
 
