@@ -36,6 +36,10 @@ export const InstanceConditionType = {
   Rendered: 'Rendered',
   Applied: 'Applied',
   Synced: 'Synced',
+  /** True while some rendered resource is InProgress or Unknown. */
+  Progressing: 'Progressing',
+  /** True while some rendered resource is Failed. */
+  Degraded: 'Degraded',
   Ready: 'Ready',
 } as const;
 
@@ -63,6 +67,11 @@ export const InstanceReason = {
   /** Applied so far and waiting on the cluster (a CRD this render installs to be served). */
   Waiting: 'Waiting',
   SyncActive: 'SyncActive',
+  /** Some rendered resource is not Current yet (Ready, Progressing). */
+  ResourcesInProgress: 'ResourcesInProgress',
+  /** Some rendered resource is Failed (Ready, Degraded). */
+  ResourceFailed: 'ResourceFailed',
+  AllResourcesCurrent: 'AllResourcesCurrent',
   Reconciled: 'Reconciled',
 } as const;
 

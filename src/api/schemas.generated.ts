@@ -124,7 +124,11 @@ export const CRD_SCHEMAS = {
       status: {
         type: 'object',
         properties: {
-          phase: { type: 'string', enum: ['Ready', 'Failed'] },
+          phase: { type: 'string', enum: ['Ready', 'Progressing', 'Failed'] },
+          readyResources: {
+            description: '"<current>/<rendered>": how many rendered resources are Current.',
+            type: 'string',
+          },
           observedGeneration: { type: 'integer', format: 'int64' },
           resolvedTemplateRef: {
             type: 'object',
@@ -165,6 +169,17 @@ export const CRD_SCHEMAS = {
                   format: 'int64',
                 },
                 status: { type: 'string', enum: ['', 'Failed'] },
+                health: {
+                  description:
+                    'kstatus health of the live object as of the last reconcile (or its stencil.dev/ready-when expression).',
+                  type: 'string',
+                  enum: ['Current', 'InProgress', 'Failed', 'Unknown'],
+                },
+                healthMessage: {
+                  description: 'Why it is not Current.',
+                  type: 'string',
+                  maxLength: 1024,
+                },
               },
             },
           },

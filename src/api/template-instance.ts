@@ -43,7 +43,11 @@ export interface TemplateInstanceSpec {
   parameters?: ParameterValue[];
 }
 
-export type InstancePhase = 'Ready' | 'Failed';
+/** Progressing: everything applied, some rendered resources are not Current yet. */
+export type InstancePhase = 'Ready' | 'Progressing' | 'Failed';
+
+/** kstatus health of a rendered object. */
+export type ResourceHealth = 'Current' | 'InProgress' | 'Failed' | 'Unknown';
 
 export interface ResolvedParameter {
   name: string;
@@ -61,10 +65,16 @@ export interface RenderedResourceRef {
   observedGeneration?: number;
   /** '' = applied; 'Failed' = a delete that did not go through and is retried. */
   status?: '' | 'Failed';
+  /** Health of the live object as of the last reconcile (absent for a pending delete). */
+  health?: ResourceHealth;
+  /** Why it is not Current. */
+  healthMessage?: string;
 }
 
 export interface TemplateInstanceStatus {
   phase?: InstancePhase;
+  /** `<current>/<rendered>`, for the Resources printer column. */
+  readyResources?: string;
   observedGeneration?: number;
   resolvedTemplateRef?: { name: string; namespace: string; generation?: number };
   resolvedParameters?: ResolvedParameter[];

@@ -23,6 +23,8 @@ export const ANNOTATION_INSTANCE_REF = `${GROUP}/instance-ref`;
 export const ANNOTATION_ADOPT = `${GROUP}/adopt`;
 /** Any change to this annotation on an instance forces a reconcile. */
 export const ANNOTATION_RECONCILE_AT = `${GROUP}/reconcile-at`;
+/** On a rendered object: a CEL expression over `self` that decides when it is healthy. */
+export const ANNOTATION_READY_WHEN = `${GROUP}/ready-when`;
 
 export const FINALIZER_INSTANCE = `${GROUP}/instance`;
 export const FINALIZER_TEMPLATE = `${GROUP}/template`;

@@ -10,6 +10,7 @@ import type {
 import type { SyncMode, Template } from '../api/template.ts';
 import { draft, mergeConditions, readyCondition, type ConditionDraft } from './conditions.ts';
 import type { InstanceEvaluation } from './instance-evaluation.ts';
+import { instanceHealth } from './instance-health.ts';
 import { templateRefOf } from './instance-evaluation.ts';
 
 export interface ApplyOutcome {
@@ -43,42 +44,46 @@ const SYNC_MESSAGES: Record<SyncMode, string> = {
   strict: 'sources are watched, drift is reverted, and the admission webhook denies edits',
 };
 
+/** The Applied condition, and Synced under revert/strict, once something was applied. */
+function applyDrafts(input: StatusInput): ConditionDraft[] {
+  const { apply, syncMode } = input;
+  if (!apply) return [];
+  const reason = apply.ok
+    ? InstanceReason.Success
+    : apply.waiting
+      ? InstanceReason.Waiting
+      : InstanceReason.ApplyFailed;
+  const drafts = [draft(InstanceConditionType.Applied, apply.ok, reason, apply.message)];
+  if (syncMode && syncMode !== 'off')
+    drafts.push(
+      draft(InstanceConditionType.Synced, true, InstanceReason.SyncActive, SYNC_MESSAGES[syncMode]),
+    );
+  return drafts;
+}
+
 export function nextInstanceStatus(input: StatusInput): TemplateInstanceStatus {
   const { instance, evaluation, apply } = input;
   const previous = instance.status ?? {};
-  const drafts: ConditionDraft[] = [...evaluation.conditions];
-  if (apply)
-    drafts.push(
-      draft(
-        InstanceConditionType.Applied,
-        apply.ok,
-        apply.ok
-          ? InstanceReason.Success
-          : apply.waiting
-            ? InstanceReason.Waiting
-            : InstanceReason.ApplyFailed,
-        apply.message,
-      ),
-    );
-  if (apply && input.syncMode && input.syncMode !== 'off') {
-    drafts.push(
-      draft(
-        InstanceConditionType.Synced,
-        true,
-        InstanceReason.SyncActive,
-        SYNC_MESSAGES[input.syncMode],
-      ),
-    );
-  }
-  const ready = readyCondition(drafts);
+  const drafts: ConditionDraft[] = [...evaluation.conditions, ...applyDrafts(input)];
+  // Ready also waits for what was applied to be healthy (kstatus Current).
+  const health = apply?.ok ? instanceHealth(apply.renderedResources) : undefined;
+  const settled = readyCondition(drafts);
+  const ready = settled.status === 'True' && health?.notReady ? health.notReady : settled;
+  if (health) drafts.push(health.progressing, health.degraded);
   const generation = instance.metadata.generation;
   const status: TemplateInstanceStatus = {
-    phase: ready.status === 'True' ? 'Ready' : 'Failed',
+    phase: phaseOf(ready),
+    ...(health ? { readyResources: health.readyResources } : {}),
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     conditions: mergeConditions(previous.conditions, [...drafts, ready], input.now, generation),
     trackedGVKs: input.trackedGVKs,
   };
   return { ...status, ...carriedOver(input) };
+}
+
+function phaseOf(ready: ConditionDraft): TemplateInstanceStatus['phase'] {
+  if (ready.status === 'True') return 'Ready';
+  return ready.reason === InstanceReason.ResourcesInProgress ? 'Progressing' : 'Failed';
 }
 
 /** Fields that keep their previous value unless this reconcile produced a new one. */

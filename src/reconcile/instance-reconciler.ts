@@ -26,6 +26,7 @@ import {
 } from '../engine/instance-status.ts';
 import { rfc3339 } from '../engine/conditions.ts';
 import { gvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
+import { healthOf } from '../engine/health.ts';
 import { Redactor } from '../engine/redaction.ts';
 import {
   TerminalError,
@@ -111,7 +112,7 @@ export class InstanceReconciler implements Reconciler {
       this.deps.tracker.release(key);
       return {};
     }
-    const evaluation = await this.evaluate(cluster, key, instance, template, mode);
+    const evaluation = await this.evaluate(cluster, key, instance, template);
     const pass: Pass = { key, cluster, instance, template, mode, evaluation, trigger };
     if (trigger?.kind === 'source')
       await this.event(pass, 'Normal', 'SourceChanged', trigger.description);
@@ -158,7 +159,6 @@ export class InstanceReconciler implements Reconciler {
     key: string,
     instance: TemplateInstance,
     template: Template | undefined,
-    mode: SyncMode,
   ): Promise<InstanceEvaluation> {
     const source = new ClusterSource(cluster);
     const namespace = instance.metadata.namespace ?? '';
@@ -170,13 +170,12 @@ export class InstanceReconciler implements Reconciler {
         (await this.namespaceLabels(cluster, namespace)),
       port: source,
     });
-    const drift =
-      mode === 'off'
-        ? undefined
-        : {
-            uid: instance.metadata.uid ?? '',
-            gvks: [...new Set(evaluation.resources.map(gvkKey))],
-          };
+    // Every instance that is not frozen watches what it rendered: revert/strict to revert drift,
+    // and all of them to see the health of their objects change.
+    const drift = {
+      uid: instance.metadata.uid ?? '',
+      gvks: [...new Set(evaluation.resources.map(gvkKey))],
+    };
     await this.deps.tracker.track(key, source.reads, drift);
     return evaluation;
   }
@@ -252,10 +251,16 @@ export class InstanceReconciler implements Reconciler {
     if (!applied.ok) return this.applyStopped(pass, applied, (apply) => finish(apply));
     await this.reportWrites(pass, applied.written);
     const cleanup = await this.cleanUp({ ...pass, instance }, owner, trackedGVKs, previous);
-    const rendered = [...applied.live.map((o) => renderedRef(o)), ...cleanup.failed];
+    const rendered = [
+      ...applied.live.map((o, i) => renderedRef(o, '', healthOf(o, desired[i]))),
+      ...cleanup.failed,
+    ];
     // A kind that is not served yet may be installed later: keep retrying so the instance heals.
     const unserved = defaults.some((d) => d.failure === 'NotServed');
-    const clean = !cleanup.retry && !cleanup.waiting && !unserved;
+    // An off instance freezes once what it applied is healthy too: until then its drift watches
+    // bring every status change of its objects (and the resync re-evaluates a stuck one).
+    const healthy = rendered.every((r) => r.health === undefined || r.health === 'Current');
+    const clean = !cleanup.retry && !cleanup.waiting && !unserved && healthy;
     const freeze = freezeDecision(mode, clean, instance.status?.frozen === true);
     const message = `${desired.length} resource(s) applied${cleanup.note}`;
     await finish(

@@ -10,6 +10,7 @@ import {
   parseGvkKey,
   resourceKey,
 } from '../engine/inventory.ts';
+import type { Health } from '../engine/health.ts';
 import { isClusterError, type ClusterPort, type ObjectId } from './cluster-port.ts';
 
 export function idOf(object: KubeObject): ObjectId {
@@ -44,7 +45,11 @@ export async function mapLimit<T, R>(
  * Kubernetes: the generation the object's own controller reports having observed
  * (`status.observedGeneration`, as of this reconcile), absent for objects that report none.
  */
-export function renderedRef(object: KubeObject, status: '' | 'Failed' = ''): RenderedResourceRef {
+export function renderedRef(
+  object: KubeObject,
+  status: '' | 'Failed' = '',
+  health?: Health,
+): RenderedResourceRef {
   const observed = (object as { status?: { observedGeneration?: unknown } }).status
     ?.observedGeneration;
   return {
@@ -54,6 +59,8 @@ export function renderedRef(object: KubeObject, status: '' | 'Failed' = ''): Ren
     ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
     ...(typeof observed === 'number' ? { observedGeneration: observed } : {}),
     ...(status ? { status } : {}),
+    ...(health ? { health: health.status } : {}),
+    ...(health?.message ? { healthMessage: health.message.slice(0, 1024) } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 // The TemplateInstance lifecycle against the real API server (SPEC §2–§6), as a user sees it.
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/api/condition.ts';
 import type { KubeObject } from '../../src/api/object-meta.ts';
@@ -156,16 +157,25 @@ describe('an instance of a Template', () => {
       'Rendered=True',
       'Applied=True',
       'Synced=True',
+      'Progressing=False',
+      'Degraded=False',
       'Ready=True',
     ]);
+    expect(status.readyResources).toBe('2/2');
     expect(
       status.conditions?.every(
         (c) => c.observedGeneration === created.metadata.generation && c.lastTransitionTime,
       ),
     ).toBe(true);
     expect(status.renderedResources).toEqual([
-      { apiVersion: 'v1', kind: 'ConfigMap', name: 'shop-config', namespace: appNs },
-      { apiVersion: 'v1', kind: 'Service', name: 'shop', namespace: appNs },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'shop-config',
+        namespace: appNs,
+        health: 'Current',
+      },
+      { apiVersion: 'v1', kind: 'Service', name: 'shop', namespace: appNs, health: 'Current' },
     ]);
     expect(status.trackedGVKs).toEqual(['/v1/ConfigMap', '/v1/Service']);
     expect(status.resolvedParameters).toEqual([
@@ -266,10 +276,15 @@ spec:
       const status = await instanceStatus('shop');
       return (
         condition(status, 'Ready')?.status === 'True' &&
-        JSON.stringify(status?.renderedResources) ===
-          JSON.stringify([
-            { apiVersion: 'v1', kind: 'ConfigMap', name: 'shop-config', namespace: appNs },
-          ])
+        isDeepStrictEqual(status?.renderedResources, [
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            name: 'shop-config',
+            namespace: appNs,
+            health: 'Current',
+          },
+        ])
       );
     }, 'renderedResources without the pruned Service');
   });

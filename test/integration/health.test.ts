@@ -1,0 +1,149 @@
+// Issue #12 on the real API server: an instance is Ready only when what it rendered is healthy.
+// There is no controller-manager here, so the test writes the status a controller would.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { connect, freshNamespace } from './support/cluster.ts';
+import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+
+let ns: string;
+let user: KubeCluster;
+let running: RunningOperator;
+
+function template(name: string, handlebars: string): KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name, namespace: ns },
+    spec: { sync: { mode: 'revert' }, handlebars },
+  };
+}
+
+const DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{instance.name}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+`;
+
+const claim = (annotations = ''): string => `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: {{instance.name}}
+${annotations}spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`;
+
+/** Waits until the instance's status satisfies `check`, and returns it. */
+function until(
+  name: string,
+  check: (status: TemplateInstanceStatus) => boolean,
+  what: string,
+): Promise<TemplateInstanceStatus> {
+  return eventually(async () => {
+    const status = await instanceStatus(user, ns, name);
+    return status && check(status) && status;
+  }, what);
+}
+
+/** Writes the Deployment's status as its controller would (from a fresh read: conditional). */
+async function setDeploymentStatus(name: string, status: object): Promise<void> {
+  const id = { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: ns };
+  await eventually(async () => {
+    const live = await user.get(id);
+    const observedGeneration = live?.metadata.generation;
+    await user.patchStatus(live!, { observedGeneration, ...status });
+    return true;
+  }, `the status of Deployment ${name}`);
+}
+
+beforeAll(async () => {
+  ns = await freshNamespace(connect(), 'health');
+  user = (await userClient()).cluster;
+  running = await startOperator([ns]);
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+describe('the health of a rendered Deployment', () => {
+  it('drives the instance: InProgress → Current → Failed', async () => {
+    await user.apply(template('web', DEPLOYMENT));
+    await user.apply(instanceObject(ns, 'web', 'web'));
+    // No controller has written a status yet: Current once applied.
+    await until('web', (s) => conditionOf(s)?.status === 'True', 'web Ready');
+
+    await setDeploymentStatus('web', { replicas: 2, updatedReplicas: 1, availableReplicas: 0 });
+    const progressing = await until('web', (s) => s.phase === 'Progressing', 'web Progressing');
+    expect(conditionOf(progressing)).toMatchObject({
+      status: 'False',
+      reason: 'ResourcesInProgress',
+      message: expect.stringContaining(
+        `Deployment ${ns}/web is InProgress: 1 of 2 replicas updated`,
+      ),
+    });
+    expect(conditionOf(progressing, 'Progressing')?.status).toBe('True');
+    expect(progressing.readyResources).toBe('0/1');
+    expect(progressing.renderedResources?.[0]).toMatchObject({
+      health: 'InProgress',
+      healthMessage: '1 of 2 replicas updated',
+    });
+
+    await setDeploymentStatus('web', {
+      replicas: 2,
+      updatedReplicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+    });
+    const ready = await until('web', (s) => s.phase === 'Ready', 'web Ready again');
+    expect(ready.readyResources).toBe('1/1');
+    expect(conditionOf(ready, 'Progressing')?.status).toBe('False');
+
+    await setDeploymentStatus('web', {
+      conditions: [
+        {
+          type: 'Progressing',
+          status: 'False',
+          reason: 'ProgressDeadlineExceeded',
+          message: 'ReplicaSet "web-1" has timed out progressing.',
+        },
+      ],
+    });
+    const failed = await until('web', (s) => s.phase === 'Failed', 'web Failed');
+    expect(conditionOf(failed)).toMatchObject({ status: 'False', reason: 'ResourceFailed' });
+    expect(conditionOf(failed, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'ResourceFailed',
+      message: expect.stringContaining('progress deadline exceeded'),
+    });
+  });
+});
+
+describe('a PersistentVolumeClaim', () => {
+  it('keeps the instance Progressing while Pending', async () => {
+    await user.apply(template('volume', claim()));
+    await user.apply(instanceObject(ns, 'volume', 'volume'));
+    const status = await until('volume', (s) => s.phase === 'Progressing', 'volume Progressing');
+    expect(conditionOf(status)).toMatchObject({ status: 'False', reason: 'ResourcesInProgress' });
+    expect(conditionOf(status, 'Applied')?.status).toBe('True');
+  });
+
+  it('is Ready when its stencil.dev/ready-when expression holds', async () => {
+    const annotations = `  annotations:\n    stencil.dev/ready-when: "self.status.phase == 'Pending'"\n`;
+    await user.apply(template('pending-ok', claim(annotations)));
+    await user.apply(instanceObject(ns, 'pending-ok', 'pending-ok'));
+    const status = await until('pending-ok', (s) => s.phase === 'Ready', 'pending-ok Ready');
+    expect(status.renderedResources?.[0]?.health).toBe('Current');
+  });
+});
