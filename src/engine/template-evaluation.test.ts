@@ -159,3 +159,33 @@ describe('the dry-run render (DryRunRendered condition)', () => {
     });
   });
 });
+
+describe('stencil.dev/ready-when in the body', () => {
+  const withReadyWhen = (value: string): unknown => ({
+    apiVersion: 'stencil.dev/v1alpha1',
+    kind: 'Template',
+    metadata: { name: 'volume', namespace: 'platform' },
+    spec: {
+      handlebars: `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {{instance.name}}\n  annotations:\n    stencil.dev/ready-when: ${value}\nspec: {}\n`,
+    },
+  });
+
+  it('refuses an expression that is not CEL, naming the line and the expression', () => {
+    const evaluation = evaluateTemplate(withReadyWhen(`"self.status.phase =="`));
+    expect(evaluation.phase).toBe('Invalid');
+    expect(evaluation.problems[0]?.message).toMatch(
+      /^line 6: stencil\.dev\/ready-when "self\.status\.phase ==" is not valid CEL: /,
+    );
+  });
+
+  it('accepts a valid expression, and leaves one built by Handlebars to the render', () => {
+    expect(evaluateTemplate(withReadyWhen(`"self.status.phase == 'Bound'"`)).phase).toBe('Valid');
+    expect(evaluateTemplate(withReadyWhen(`"{{instance.name}} =="`)).phase).toBe('Valid');
+  });
+
+  it('refuses a value that is not a string', () => {
+    expect(evaluateTemplate(withReadyWhen('[a, b]')).problems[0]?.message).toContain(
+      'must be a CEL expression in a string',
+    );
+  });
+});

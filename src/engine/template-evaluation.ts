@@ -6,6 +6,7 @@ import type { Template, TemplatePhase } from '../api/template.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
 import { coerceParameter } from './parameter-types.ts';
 import { formatProblem, type Problem } from './problem.ts';
+import { readyWhenProblems } from './ready-when-check.ts';
 import { compileTemplate, renderTemplate } from './render.ts';
 import { builtinScope, placeResources } from './resource-scope.ts';
 import { validateAgainstCrd } from './schema-validation.ts';
@@ -113,7 +114,11 @@ export function evaluateTemplate(object: unknown): TemplateEvaluation {
     template.spec.handlebars,
     (template.spec.parameters ?? []).map((p) => p.name),
   );
-  const problems = [...(compiled.ok ? [] : compiled.problems), ...defaultProblems(template)];
+  const problems = [
+    ...(compiled.ok ? [] : compiled.problems),
+    ...readyWhenProblems(template.spec.handlebars),
+    ...defaultProblems(template),
+  ];
   if (problems.length > 0) {
     return {
       phase: 'Invalid',

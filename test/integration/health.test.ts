@@ -147,3 +147,27 @@ describe('a PersistentVolumeClaim', () => {
     expect(status.renderedResources?.[0]?.health).toBe('Current');
   });
 });
+
+describe('a stencil.dev/ready-when expression that is not CEL', () => {
+  it('makes the Template Invalid when it is created, naming the expression', async () => {
+    const annotations = `  annotations:\n    stencil.dev/ready-when: "self.status.phase =="\n`;
+    await user.apply(template('broken', claim(annotations)));
+    const status = await eventually(async () => {
+      const object = await user.get({
+        apiVersion: API_VERSION,
+        kind: 'Template',
+        name: 'broken',
+        namespace: ns,
+      });
+      const s = (
+        object as
+          | { status?: { phase?: string; conditions?: { type: string; message: string }[] } }
+          | undefined
+      )?.status;
+      return s?.phase === 'Invalid' && s;
+    }, 'the Template to be Invalid');
+    expect(status.conditions?.find((c) => c.type === 'Valid')?.message).toContain(
+      'stencil.dev/ready-when "self.status.phase ==" is not valid CEL',
+    );
+  });
+});
