@@ -37,8 +37,11 @@ export interface ControlPlane extends Endpoint {
   /** gitVersion reported by /version. */
   version: string;
   pids(): { etcd?: number; kubeApiserver?: number };
-  /** Stops and starts kube-apiserver on the same port and data (simulates an API server restart). */
-  restartApiserver(): Promise<void>;
+  /**
+   * Stops and starts kube-apiserver on the same port and data (simulates an API server restart).
+   * `SIGKILL` kills it without a graceful shutdown, as a crash or an OOM kill would.
+   */
+  restartApiserver(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -311,8 +314,9 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       runDir: layout.runDir,
       version: version.gitVersion,
       pids: () => ({ etcd: etcd.child.pid, kubeApiserver: apiserver?.child.pid }),
-      restartApiserver: async () => {
-        if (apiserver) await terminate(apiserver);
+      restartApiserver: async (signal = 'SIGTERM') => {
+        if (apiserver && signal === 'SIGKILL') await killNow(apiserver);
+        else if (apiserver) await terminate(apiserver);
         apiserver = (await startApiserver(binaries, layout, etcd, options)).apiserver;
         recordPids();
       },
@@ -327,6 +331,14 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
     rmSync(layout.runDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** SIGKILL, no grace: what a crash looks like to clients (connections reset mid-request). */
+async function killNow(m: Managed): Promise<void> {
+  if (m.exited !== undefined || m.child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => m.child.once('exit', () => resolve()));
+  m.child.kill('SIGKILL');
+  await exited;
 }
 
 /**

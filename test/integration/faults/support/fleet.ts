@@ -13,13 +13,14 @@ import { conditionOf, instanceObject } from '../../support/instances.ts';
 export const TEMPLATE = 'fleet';
 export const TOKEN_SECRET = 'fleet-token';
 
-const CONFIG_MAP = `apiVersion: v1
+const configMap = (revision: number): string => `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{instance.name}}
 data:
   color: {{parameters.color}}
   digest: {{sha256 parameters.token}}
+  revision: "${revision}"
 `;
 
 export interface FleetOptions {
@@ -34,6 +35,8 @@ export class Fleet {
   /** The color each instance's ConfigMap must end with. */
   readonly expected = new Map<string, string>();
   secretValue = '';
+  /** The Template's revision, rendered into every ConfigMap: a new one re-applies all of them. */
+  revision = 1;
 
   constructor(
     readonly user: KubeCluster,
@@ -55,7 +58,7 @@ export class Fleet {
         sync: { mode: this.options.mode },
         parameters: [{ name: 'color', exposeInStatus: true }, { name: 'token' }],
         allowClusterScopedResources: this.options.allowClusterScopedResources,
-        handlebars: `${CONFIG_MAP}${extra}`,
+        handlebars: `${configMap(this.revision)}${extra}`,
       },
     });
   }
@@ -133,6 +136,8 @@ export class Fleet {
       const data = dataOf(maps.get(name));
       if (data?.color !== color) problems.push(`${name}: color ${data?.color}, want ${color}`);
       if (data?.digest !== digest) problems.push(`${name}: digest of an old Secret value`);
+      if (data?.revision !== String(this.revision))
+        problems.push(`${name}: revision ${data?.revision}, want ${this.revision}`);
     }
     return problems;
   }
