@@ -77,6 +77,31 @@ describe('the informer', () => {
     informer.stop();
   });
 
+  it('keeps no managedFields, from the list or from the watch (the bulk of a cached object)', async () => {
+    const withFields = (name: string, resourceVersion: string): KubeObject => ({
+      ...cm(name, resourceVersion),
+      metadata: {
+        ...cm(name, resourceVersion).metadata,
+        labels: { app: name },
+        managedFields: [{ manager: 'stencil', fieldsV1: { 'f:data': {} } }],
+      } as KubeObject['metadata'],
+    });
+    const source = new FakeSource();
+    source.listing = { items: [withFields('a', '5')], resourceVersion: '7' };
+    const informer = new Informer(source, { path: '/api/v1/configmaps' });
+    const handed: KubeObject[] = [];
+    informer.addHandlers({ add: (o) => handed.push(o) });
+    await informer.start();
+    await until(() => source.watches.length === 1);
+    source.watches[0]!.emit('ADDED', withFields('b', '8'));
+    for (const object of [...informer.list(), ...handed]) {
+      expect(object.metadata).not.toHaveProperty('managedFields');
+      expect(object.metadata.labels).toEqual({ app: object.metadata.name });
+    }
+    expect(handed).toHaveLength(2);
+    informer.stop();
+  });
+
   it('re-watches from the last resourceVersion after a normal close, without relisting (no replay)', async () => {
     const source = new FakeSource();
     const informer = new Informer(source, { path: '/x' });
