@@ -11,6 +11,8 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts', 'test/golden/**/*.test.ts'],
           environment: 'node',
+          // Property-based tests run hundreds of cases: generous on a busy 2-core CI machine.
+          testTimeout: 30_000,
         },
       },
       {
