@@ -14,6 +14,8 @@ export interface RequestFilter {
   resources: string[];
   /** Count dry runs too (default: only requests that persisted something). */
   dryRun?: boolean;
+  /** Only these HTTP status codes (default: any, failed requests included). */
+  codes?: string[];
 }
 
 /** Sum of apiserver_request_total over the verbs and resources of `filter`. */
@@ -38,6 +40,7 @@ export async function countRequests(
     if (!filter.dryRun && labels.get('dry_run') !== '') continue;
     if (!verbs.has(labels.get('verb') ?? '') || !resources.has(labels.get('resource') ?? ''))
       continue;
+    if (filter.codes && !filter.codes.includes(labels.get('code') ?? '')) continue;
     total += Number(line.split(' ').pop());
   }
   return total;

@@ -1,0 +1,148 @@
+// Fault 3 (issue #11): two `stencil run --leader-elect` processes; the leader is SIGKILLed in the
+// middle of a wave that re-applies and prunes for 100 instances. The standby takes the Lease and
+// finishes the wave: each orphan deleted exactly once (no double prune), nothing that should
+// exist deleted, and owner changes made while no replica led are applied.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { KubeCluster } from '../../../src/kube/cluster.ts';
+import { freePort } from '../../../tools/control-plane/control-plane.ts';
+import { connect, freshNamespace } from '../support/cluster.ts';
+import { eventually, userClient } from '../support/operator.ts';
+import { countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { dataOf, Fleet, printFigures } from './support/fleet.ts';
+
+const COUNT = 100;
+const root = join(import.meta.dirname, '..', '..', '..');
+let namespace: string;
+let operatorNamespace: string;
+let user: KubeCluster;
+let fleet: Fleet;
+const endpoint = (): MetricsEndpoint => ({
+  server: inject('kubeServer'),
+  kubeconfigPath: inject('kubeconfig'),
+});
+
+interface Replica {
+  child: ChildProcess;
+  metricsPort: number;
+  output: string;
+}
+const replicas: Replica[] = [];
+
+async function startReplica(): Promise<Replica> {
+  const metricsPort = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'cli.js'),
+      'run',
+      '--kubeconfig',
+      inject('kubeconfig'),
+      '--leader-elect',
+      `--namespaces=${namespace}`,
+      `--operator-namespace=${operatorNamespace}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      `--health-probe-bind-address=127.0.0.1:${await freePort()}`,
+      '--webhook-port=0',
+      '--concurrency=2', // a wave long enough to be interrupted
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const replica: Replica = { child, metricsPort, output: '' };
+  child.stdout?.on('data', (c: Buffer) => (replica.output += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (replica.output += c.toString()));
+  replicas.push(replica);
+  return replica;
+}
+
+const alive = (r: Replica): boolean => r.child.exitCode === null && r.child.signalCode === null;
+
+async function leader(): Promise<Replica | undefined> {
+  for (const r of replicas.filter(alive)) {
+    const body = await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`)
+      .then((res) => res.text())
+      .catch(() => '');
+    if (/^stencil_leader 1$/m.test(body)) return r;
+  }
+  return undefined;
+}
+
+/** Successful and failed DELETEs of ConfigMaps the API server has served. */
+async function deletes(): Promise<{ done: number; absent: number }> {
+  const filter = { verbs: ['DELETE'], resources: ['configmaps'] };
+  return {
+    done: await countRequests(endpoint(), { ...filter, codes: ['200', '202'] }),
+    absent: await countRequests(endpoint(), { ...filter, codes: ['404'] }),
+  };
+}
+
+beforeAll(async () => {
+  const cluster = connect();
+  namespace = await freshNamespace(cluster, 'fault-leader');
+  operatorNamespace = await freshNamespace(cluster, 'fault-leader-system');
+  user = (await userClient()).cluster;
+  fleet = new Fleet(user, namespace, {
+    count: COUNT,
+    mode: 'revert',
+    extraDocuments:
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-extra\ndata:\n  a: "1"\n',
+  });
+  await startReplica();
+  await startReplica();
+}, 60_000);
+
+afterAll(() => {
+  for (const r of replicas) if (alive(r)) r.child.kill('SIGKILL');
+});
+
+it('lets the standby finish a wave the killed leader began, pruning each orphan once', async () => {
+  const first = await eventually(leader, 'a leader', 45_000);
+  await fleet.start('leader-fault-Secret-a93f', 180_000);
+  const before = await deletes();
+
+  // Revision 2 drops the extra ConfigMap: every instance re-applies one object and prunes one.
+  fleet.options.extraDocuments = undefined;
+  fleet.revision = 2;
+  await fleet.applyTemplate();
+  const progress = await eventually(async () => {
+    const done = [...(await fleet.configMaps()).values()].filter(
+      (m) => dataOf(m)?.revision === '2',
+    ).length;
+    return done > 0 && done;
+  }, 'the wave to start');
+  first.child.kill('SIGKILL');
+  const killed = Date.now();
+  const changed = fleet.names().slice(-10);
+  await fleet.setColor(changed, 'green'); // while no replica leads
+  const next = await eventually(leader, 'the standby to take over', 60_000);
+  const takeoverMs = Date.now() - killed;
+  await fleet.awaitConverged('every instance after the takeover', 180_000);
+  const extras = await eventually(async () => {
+    const left = [...(await fleet.configMaps()).keys()].filter((n) => n.endsWith('-extra'));
+    return left.length === 0 && left;
+  }, 'every extra ConfigMap pruned');
+  const convergeMs = Date.now() - killed;
+
+  const after = await deletes();
+  const maps = await fleet.configMaps();
+  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
+  const leaks = await fleet.leaks(replicas.map((r) => r.output));
+  printFigures('3 leader SIGKILLed mid-wave', {
+    instances: COUNT,
+    appliedBeforeKill: progress,
+    takeoverMs,
+    convergeAfterKillMs: convergeMs,
+    deletes: after.done - before.done,
+    deletesOfAlreadyGone: after.absent - before.absent,
+    lostUpdates,
+    leakedValues: leaks.length,
+  });
+  expect(next).not.toBe(first);
+  expect(progress).toBeLessThan(COUNT); // the kill did land mid-wave
+  expect(extras).toEqual([]);
+  expect(maps.size).toBe(COUNT);
+  expect(after.done - before.done).toBe(COUNT); // each orphan once, nothing else
+  expect(lostUpdates).toBe(0);
+  expect(leaks).toEqual([]);
+}, 400_000);
