@@ -157,8 +157,8 @@ export class Informer<T extends ObjectHead = KubeObject> {
   }
 
   private store(key: string, object: T): void {
-    // managedFields is most of a cached object (a tree of every field each manager owns; half the
-    // heap at 5,000 instances) and nothing reads it from a cache: passes compare with live reads.
+    // managedFields is a tree of every field each manager owns (52 of 170 MiB of live heap at 5,000
+    // instances) and nothing reads it from a cache: passes compare with live reads.
     delete (object.metadata as { managedFields?: unknown }).managedFields;
     const old = this.cache.get(key);
     for (const index of this.indexes.values()) {
