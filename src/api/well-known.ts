@@ -25,6 +25,8 @@ export const ANNOTATION_ADOPT = `${GROUP}/adopt`;
 export const ANNOTATION_RECONCILE_AT = `${GROUP}/reconcile-at`;
 /** On a rendered object: a CEL expression over `self` that decides when it is healthy. */
 export const ANNOTATION_READY_WHEN = `${GROUP}/ready-when`;
+/** On a rendered object: its wave (a whole number, default 0); wave n+1 waits for n to be healthy. */
+export const ANNOTATION_WAVE = `${GROUP}/wave`;
 
 export const FINALIZER_INSTANCE = `${GROUP}/instance`;
 export const FINALIZER_TEMPLATE = `${GROUP}/template`;

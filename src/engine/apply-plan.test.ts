@@ -89,3 +89,34 @@ describe('planApply', () => {
     expect(plan.steps).toEqual([{ check: [1], write: [1], awaitKinds: [] }]);
   });
 });
+
+describe('planApply with waves', () => {
+  const waved = (o: KubeObject, wave: number, exists = false, settled = false): PlanInput => ({
+    ...input(o, exists, settled),
+    wave,
+  });
+
+  it('plans each wave on its own, each later one waiting for every earlier object to be healthy', () => {
+    const plan = planApply([
+      waved(object('v1', 'Secret', 's', 'team'), 0),
+      waved(object('v1', 'ConfigMap', 'c', 'team'), 0, true, true),
+      waved(object('apps/v1', 'Deployment', 'd', 'team'), 1),
+      waved(object('v1', 'Service', 'svc', 'team'), 2),
+    ]);
+    expect(plan.steps).toEqual([
+      { check: [0], write: [0], awaitKinds: [], wave: 0 },
+      { check: [2], write: [2], awaitKinds: [], wave: 1, awaitHealthy: [0, 1] },
+      { check: [3], write: [3], awaitKinds: [], wave: 2, awaitHealthy: [0, 1, 2] },
+    ]);
+  });
+
+  it('leaves out a wave with nothing to do', () => {
+    const plan = planApply([
+      waved(object('v1', 'Secret', 's', 'team'), 0, true, true),
+      waved(object('v1', 'ConfigMap', 'c', 'team'), 1),
+    ]);
+    expect(plan.steps).toEqual([
+      { check: [1], write: [1], awaitKinds: [], wave: 1, awaitHealthy: [0] },
+    ]);
+  });
+});

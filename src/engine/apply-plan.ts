@@ -13,6 +13,8 @@ export interface PlanInput {
   exists: boolean;
   /** Applied before and unchanged since (same content, same resourceVersion): no work at all. */
   settled: boolean;
+  /** Its `stencil.dev/wave` (default 0). */
+  wave?: number;
 }
 
 export interface ApplyStep {
@@ -22,6 +24,10 @@ export interface ApplyStep {
   write: number[];
   /** Kinds (apiVersion and kind) that must be served before this step's checks can run. */
   awaitKinds: { apiVersion: string; kind: string }[];
+  /** Indexes of the objects of earlier waves that must be healthy before this step runs. */
+  awaitHealthy?: number[];
+  /** The wave this step belongs to. */
+  wave?: number;
 }
 
 export interface ApplyPlan {
@@ -40,13 +46,29 @@ function isCrd(object: KubeObject): boolean {
 }
 
 /**
- * Plans the apply of `inputs` (already in install order). Settled objects are left out. When
- * the render creates a Namespace or installs a CRD that other rendered objects need, those
- * prerequisites are written in a first step (after every object that can be checked now passed
- * its dry run), and the objects that need them are checked and written in a second step.
+ * Plans the apply of `inputs` (already in install order, so by wave). Settled objects are left
+ * out. Each wave is planned on its own and waits for every object of the earlier waves to be
+ * healthy. Within a wave, when the render creates a Namespace or installs a CRD that other
+ * objects of it need, those prerequisites are written in a first step (after every object that
+ * can be checked now passed its dry run), and the objects that need them in a second step.
  */
 export function planApply(inputs: readonly PlanInput[]): ApplyPlan {
-  const pending = inputs.map((_, i) => i).filter((i) => !inputs[i]!.settled);
+  const waves = [...new Set(inputs.map((input) => input.wave ?? 0))].sort((a, b) => a - b);
+  const steps = waves.flatMap((wave) => {
+    const members = inputs.map((_, i) => i).filter((i) => (inputs[i]!.wave ?? 0) === wave);
+    const earlier = inputs.map((_, i) => i).filter((i) => (inputs[i]!.wave ?? 0) < wave);
+    const planned = planWave(inputs, members);
+    if (planned.length === 0) return [];
+    if (earlier.length > 0) planned[0] = { ...planned[0]!, awaitHealthy: earlier };
+    return waves.length > 1 ? planned.map((step) => ({ ...step, wave })) : planned;
+  });
+  return { steps };
+}
+
+/** The steps of one wave: prerequisites (new Namespaces, CRDs) first when others need them. */
+function planWave(inputs: readonly PlanInput[], members: number[]): ApplyStep[] {
+  const pending = members.filter((i) => !inputs[i]!.settled);
+  if (pending.length === 0) return [];
   const newNamespaces = new Set(
     pending
       .filter((i) => isNamespace(inputs[i]!.object) && !inputs[i]!.exists)
@@ -58,7 +80,7 @@ export function planApply(inputs: readonly PlanInput[]): ApplyPlan {
     (object.metadata.namespace !== undefined && newNamespaces.has(object.metadata.namespace)) ||
     newKinds.has(groupKind(object.apiVersion, object.kind));
   const deferred = pending.filter((i) => needsPrerequisite(inputs[i]!.object));
-  if (deferred.length === 0) return { steps: [{ check: pending, write: pending, awaitKinds: [] }] };
+  if (deferred.length === 0) return [{ check: pending, write: pending, awaitKinds: [] }];
 
   const prerequisites = pending.filter(
     (i) =>
@@ -71,14 +93,12 @@ export function planApply(inputs: readonly PlanInput[]): ApplyPlan {
     if (newKinds.has(groupKind(apiVersion, kind)))
       awaitKinds.set(`${apiVersion}/${kind}`, { apiVersion, kind });
   }
-  return {
-    steps: [
-      { check: pending.filter((i) => !deferred.includes(i)), write: prerequisites, awaitKinds: [] },
-      {
-        check: deferred,
-        write: pending.filter((i) => !prerequisites.includes(i)),
-        awaitKinds: [...awaitKinds.values()],
-      },
-    ],
-  };
+  return [
+    { check: pending.filter((i) => !deferred.includes(i)), write: prerequisites, awaitKinds: [] },
+    {
+      check: deferred,
+      write: pending.filter((i) => !prerequisites.includes(i)),
+      awaitKinds: [...awaitKinds.values()],
+    },
+  ];
 }

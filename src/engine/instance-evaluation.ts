@@ -6,7 +6,7 @@ import type { KubeObject } from '../api/object-meta.ts';
 import type { SyncMode, Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
-import { sortForInstall, stampOwnership } from './inventory.ts';
+import { sortForInstall, stampOwnership, waveProblem } from './inventory.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, type Problem } from './problem.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
@@ -209,5 +209,11 @@ async function render(
     scopeOf: (apiVersion, kind) => known.get(`${apiVersion}|${kind}`),
   });
   if (!placed.ok) return { ok: false, problem: placed.problems[0]! };
+  const badWave = placed.value.map(waveProblem).find((p) => p !== undefined);
+  if (badWave)
+    return {
+      ok: false,
+      problem: { path: 'spec.handlebars', reason: R.TemplateExecutionFailed, message: badWave },
+    };
   return { ok: true, objects: placed.value };
 }

@@ -83,7 +83,8 @@ export function nextInstanceStatus(input: StatusInput): TemplateInstanceStatus {
 
 function phaseOf(ready: ConditionDraft): TemplateInstanceStatus['phase'] {
   if (ready.status === 'True') return 'Ready';
-  return ready.reason === InstanceReason.ResourcesInProgress ? 'Progressing' : 'Failed';
+  const waiting: string[] = [InstanceReason.ResourcesInProgress, InstanceReason.Waiting];
+  return waiting.includes(ready.reason) ? 'Progressing' : 'Failed';
 }
 
 /** Fields that keep their previous value unless this reconcile produced a new one. */

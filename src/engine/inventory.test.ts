@@ -6,6 +6,8 @@ import {
   labelValue,
   parseGvkKey,
   sortForInstall,
+  waveOf,
+  waveProblem,
   stampOwnership,
 } from './inventory.ts';
 
@@ -105,5 +107,33 @@ describe('GVK keys', () => {
 
   it('rejects malformed keys', () => {
     expect(parseGvkKey('Deployment')).toBeUndefined();
+  });
+});
+
+describe('waves', () => {
+  const withWave = (kind: string, name: string, wave?: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind,
+    metadata: {
+      name,
+      ...(wave !== undefined ? { annotations: { 'stencil.dev/wave': wave } } : {}),
+    },
+  });
+
+  it('sort before install order, lower waves first', () => {
+    const sorted = sortForInstall([
+      withWave('Namespace', 'late', '2'),
+      withWave('ConfigMap', 'early', '-1'),
+      withWave('Service', 'default'),
+    ]);
+    expect(sorted.map((o) => o.metadata.name)).toEqual(['early', 'default', 'late']);
+    expect(sorted.map(waveOf)).toEqual([-1, 0, 2]);
+  });
+
+  it('must be whole numbers', () => {
+    expect(waveProblem(withWave('ConfigMap', 'x', '1'))).toBeUndefined();
+    expect(waveProblem(withWave('ConfigMap', 'x', 'first'))).toBe(
+      'ConfigMap x: stencil.dev/wave must be a whole number, got "first"',
+    );
   });
 });

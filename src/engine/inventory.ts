@@ -5,6 +5,7 @@ import type { KubeObject, OwnerReference } from '../api/object-meta.ts';
 import type { SyncMode } from '../api/template.ts';
 import {
   ANNOTATION_INSTANCE_REF,
+  ANNOTATION_WAVE,
   API_VERSION,
   LABEL_INSTANCE_NAME,
   LABEL_INSTANCE_NAMESPACE,
@@ -96,11 +97,30 @@ export function describeObject(object: ObjectLike): string {
   return `${object.kind} ${namespace ? `${namespace}/` : ''}${name}`;
 }
 
-/** Compares two objects by install order: the listed kinds first, then by kind, then name. */
+/** The wave of a rendered or live object (`stencil.dev/wave`, default 0; see waveProblem). */
+export function waveOf(object: { metadata?: { annotations?: Record<string, string> } }): number {
+  const value = object.metadata?.annotations?.[ANNOTATION_WAVE];
+  return value !== undefined && WAVE.test(value) ? Number(value) : 0;
+}
+
+const WAVE = /^-?\d{1,9}$/;
+
+/** Why an object's `stencil.dev/wave` is not usable, or nothing. */
+export function waveProblem(object: KubeObject): string | undefined {
+  const value = object.metadata.annotations?.[ANNOTATION_WAVE];
+  if (value === undefined || WAVE.test(value)) return undefined;
+  return `${describeObject(object)}: ${ANNOTATION_WAVE} must be a whole number, got "${value}"`;
+}
+
+/**
+ * Compares two objects by install order: lower waves first, then the listed kinds, then by
+ * kind, then name.
+ */
 export function compareInstallOrder(
-  a: { kind: string; name: string },
-  b: { kind: string; name: string },
+  a: { kind: string; name: string; wave?: number },
+  b: { kind: string; name: string; wave?: number },
 ): number {
+  if ((a.wave ?? 0) !== (b.wave ?? 0)) return (a.wave ?? 0) - (b.wave ?? 0);
   const rankA = RANK.get(a.kind) ?? INSTALL_ORDER.length;
   const rankB = RANK.get(b.kind) ?? INSTALL_ORDER.length;
   if (rankA !== rankB) return rankA - rankB;
@@ -109,9 +129,10 @@ export function compareInstallOrder(
 }
 
 export function sortForInstall(objects: KubeObject[]): KubeObject[] {
-  const key = (o: KubeObject): { kind: string; name: string } => ({
+  const key = (o: KubeObject): { kind: string; name: string; wave: number } => ({
     kind: o.kind,
     name: o.metadata.name ?? '',
+    wave: waveOf(o),
   });
   return [...objects].sort((a, b) => compareInstallOrder(key(a), key(b)));
 }

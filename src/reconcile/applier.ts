@@ -8,7 +8,8 @@ import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import { planApply, type ApplyStep } from '../engine/apply-plan.ts';
 import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
 import { canonicalJson } from '../engine/instance-status.ts';
-import { describeObject, resourceKey, type Owner } from '../engine/inventory.ts';
+import { healthOf } from '../engine/health.ts';
+import { describeObject, resourceKey, waveOf, type Owner } from '../engine/inventory.ts';
 import { isClusterError, type ClusterPort } from './cluster-port.ts';
 import { idOf, mapLimit } from './resource-sync.ts';
 
@@ -16,8 +17,19 @@ export type ApplyResult =
   | { ok: true; written: KubeObject[]; live: KubeObject[] }
   /** `retry`: whether trying again without an input change can help. */
   | { ok: false; message: string; retry: boolean; waiting?: false }
-  /** A kind this render installs is not served yet; some prerequisites may be written. */
-  | { ok: false; message: string; retry: true; waiting: true; written: KubeObject[] };
+  /**
+   * Waiting on the cluster: a kind this render installs is not served yet, or an earlier wave
+   * is not healthy yet. `live` holds what is known of each object so far (aligned with the
+   * rendered objects; undefined where nothing exists yet).
+   */
+  | {
+      ok: false;
+      message: string;
+      retry: true;
+      waiting: true;
+      written: KubeObject[];
+      live: (KubeObject | undefined)[];
+    };
 
 /** How long one pass waits for a CRD it just applied to be served, and how often it looks. */
 export interface KindWait {
@@ -102,18 +114,48 @@ class PlanRun {
     this.result = [...live];
   }
 
+  private waiting(message: string): ApplyResult {
+    return {
+      ok: false,
+      waiting: true,
+      retry: true,
+      written: this.written,
+      live: this.result,
+      message,
+    };
+  }
+
+  /**
+   * Why the step must wait for the earlier waves, or nothing. Objects written in this pass are
+   * judged in the next one, from a fresh read: the answer of our own apply predates anything
+   * their controller reports.
+   */
+  private unhealthyWave(step: ApplyStep): string | undefined {
+    const earlier = step.awaitHealthy ?? [];
+    if (earlier.length === 0) return undefined;
+    const wave = step.wave ?? 0;
+    if (this.written.length > 0)
+      return `wave ${wave} waits for the earlier waves, just applied, to report their health`;
+    for (const i of earlier) {
+      const live = this.result[i];
+      const health = live
+        ? healthOf(live, this.desired[i])
+        : { status: 'InProgress', message: 'not created yet' };
+      if (health.status !== 'Current')
+        return `wave ${wave} waits for ${describeObject(this.desired[i]!)} (${health.status}${health.message ? `: ${health.message}` : ''})`;
+    }
+    return undefined;
+  }
+
   /** Runs one step; a result means the pass ends here (rejected or waiting). */
   async step(step: ApplyStep): Promise<ApplyResult | undefined> {
+    const unhealthy = this.unhealthyWave(step);
+    if (unhealthy) return this.waiting(unhealthy);
     const missing = await this.awaitKinds(step.awaitKinds);
-    if (missing) {
-      return {
-        ok: false,
-        waiting: true,
-        retry: true,
-        written: this.written,
-        message: `waiting for kind ${missing} (installed by this Template) to be served by the API server`,
-      };
-    }
+    if (missing)
+      return this.waiting(
+        `waiting for kind ${missing} (installed by this Template) to be served by the API server`,
+      );
     for (const i of step.check) {
       try {
         this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { dryRun: true });
@@ -145,6 +187,18 @@ class PlanRun {
     }
     return undefined;
   }
+}
+
+/** Remembers what the run wrote or found unchanged (see AppliedMemo). */
+function recordWritten(
+  memo: AppliedMemo | undefined,
+  steps: ApplyStep[],
+  run: PlanRun,
+  hashes: string[],
+): void {
+  if (!memo) return;
+  for (const i of new Set(steps.flatMap((s) => s.write)))
+    if (run.result[i]) memo.record(run.desired[i]!, hashes[i]!, run.result[i]);
 }
 
 /** The live object; none when its kind is not served yet (a CRD this render installs). */
@@ -184,15 +238,17 @@ export async function applyResources(
       object,
       exists: live[i] !== undefined,
       settled: memo?.settled(object, hashes[i]!, live[i]) ?? false,
+      wave: waveOf(object),
     })),
   );
   const run = new PlanRun(cluster, desired, live, request.kindWait ?? DEFAULT_KIND_WAIT);
   for (const step of plan.steps) {
     const stopped = await run.step(step);
+    // Nothing is remembered from a pass that stopped: an object of a step that did not run
+    // must not look settled next time.
     if (stopped) return stopped;
   }
-  for (const i of new Set(plan.steps.flatMap((s) => s.write)))
-    memo?.record(desired[i]!, hashes[i]!, run.result[i]);
+  recordWritten(memo, plan.steps, run, hashes);
   return {
     ok: true,
     written: run.written,

@@ -38,6 +38,8 @@ export interface ObjectId {
   kind: string;
   name: string;
   namespace?: string;
+  /** Its `stencil.dev/wave`, when known: deletes run in reverse wave order. */
+  wave?: number;
 }
 
 export type DeleteOutcome = 'deleted' | 'pending' | 'absent';

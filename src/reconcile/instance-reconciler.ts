@@ -282,7 +282,12 @@ export class InstanceReconciler implements Reconciler {
     const renderedResources = pass.instance.status?.renderedResources ?? [];
     if (applied.waiting) {
       await this.reportWrites(pass, applied.written);
-      await finish({ ok: false, waiting: true, message, renderedResources });
+      await finish({
+        ok: false,
+        waiting: true,
+        message,
+        renderedResources: knownSoFar(pass.evaluation.resources, applied.live, renderedResources),
+      });
       return { requeueAfter: WAIT_REQUEUE_MS };
     }
     this.deps.metrics?.applies('failed', 1);
@@ -484,6 +489,20 @@ export class InstanceReconciler implements Reconciler {
   private now(): string {
     return rfc3339(this.deps.now());
   }
+}
+
+/**
+ * While a pass waits (an earlier wave, a CRD being served): the objects that exist so far, with
+ * their health, and the previous entries of those that do not exist yet.
+ */
+function knownSoFar(
+  desired: KubeObject[],
+  live: (KubeObject | undefined)[],
+  previous: RenderedResourceRef[],
+): RenderedResourceRef[] {
+  const known = live.flatMap((o, i) => (o ? [renderedRef(o, '', healthOf(o, desired[i]))] : []));
+  const keys = new Set(known.map((r) => resourceKey(r)));
+  return [...known, ...previous.filter((r) => !keys.has(resourceKey(r)))].slice(0, MAX_RESOURCES);
 }
 
 /** ignoreFields apply under revert and strict; an off instance applies exactly what it renders. */

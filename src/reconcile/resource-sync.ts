@@ -9,16 +9,19 @@ import {
   describeObject,
   parseGvkKey,
   resourceKey,
+  waveOf,
 } from '../engine/inventory.ts';
 import type { Health } from '../engine/health.ts';
 import { isClusterError, type ClusterPort, type ObjectId } from './cluster-port.ts';
 
 export function idOf(object: KubeObject): ObjectId {
+  const wave = waveOf(object);
   return {
     apiVersion: object.apiVersion,
     kind: object.kind,
     name: object.metadata.name ?? '',
     namespace: object.metadata.namespace,
+    ...(wave !== 0 ? { wave } : {}),
   };
 }
 
@@ -91,13 +94,18 @@ export async function findOwned(
     }
     for (const o of objects) owned.set(resourceKey(o), idOf({ ...o, apiVersion, kind }));
   }
-  for (const ref of known)
-    owned.set(resourceKey(ref), {
+  // Recorded entries fill in what the label search missed; a listed object keeps what only the
+  // live object tells (its wave).
+  for (const ref of known) {
+    const key = resourceKey(ref);
+    if (owned.has(key)) continue;
+    owned.set(key, {
       apiVersion: ref.apiVersion,
       kind: ref.kind,
       name: ref.name,
       namespace: ref.namespace,
     });
+  }
   return [...owned.values()];
 }
 
@@ -109,7 +117,7 @@ export interface DeleteResult {
   allAccepted: boolean;
 }
 
-/** Deletes `objects` in reverse install order. */
+/** Deletes `objects` in reverse install order: the last wave first, and within it the reverse of SPEC §6. */
 export async function deleteInReverseOrder(
   cluster: ClusterPort,
   objects: ObjectId[],

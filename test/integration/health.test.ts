@@ -171,3 +171,67 @@ describe('a stencil.dev/ready-when expression that is not CEL', () => {
     );
   });
 });
+
+describe('waves', () => {
+  const twoWaves = `${claim()}---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}-app
+  annotations:
+    stencil.dev/wave: "1"
+data:
+  claim: {{instance.name}}
+`;
+
+  it('applies wave 1 only once wave 0 is healthy, and deletes in reverse wave order', async () => {
+    const deletes: string[] = [];
+    running.connection.http.onRequest((method, path) => {
+      if (method === 'DELETE' && path.includes(`/namespaces/${ns}/`)) deletes.push(path);
+    });
+    await user.apply(template('ordered', twoWaves));
+    await user.apply(instanceObject(ns, 'ordered', 'ordered'));
+    // The claim stays Pending (no provisioner here): wave 1 waits, and says for what.
+    const waiting = await until(
+      'ordered',
+      (s) =>
+        conditionOf(s, 'Applied')?.message.includes('wave 1 waits for PersistentVolumeClaim') ===
+        true,
+      'wave 1 to wait for the claim',
+    );
+    expect(conditionOf(waiting, 'Applied')).toMatchObject({ status: 'False', reason: 'Waiting' });
+    expect(waiting.phase).toBe('Progressing');
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', name: 'ordered-app', namespace: ns };
+    expect(await user.get(cm)).toBeUndefined();
+
+    // The claim binds, as its controller would report: wave 1 follows.
+    const id = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: 'ordered', namespace: ns };
+    await eventually(async () => {
+      await user.patchStatus((await user.get(id))!, { phase: 'Bound' });
+      return true;
+    }, 'the claim to be Bound');
+    const ready = await until('ordered', (s) => s.phase === 'Ready', 'ordered Ready');
+    expect(ready.readyResources).toBe('2/2');
+    expect(await user.get(cm)).toBeDefined();
+
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'ordered',
+      namespace: ns,
+    });
+    await eventually(
+      async () =>
+        (await user.get(id)) === undefined ||
+        (await user.get(id))?.metadata.deletionTimestamp !== undefined,
+      'the claim to be deleted',
+    );
+    const order = deletes.filter(
+      (p) => p.endsWith('/configmaps/ordered-app') || p.endsWith('/persistentvolumeclaims/ordered'),
+    );
+    expect(order).toEqual([
+      `/api/v1/namespaces/${ns}/configmaps/ordered-app`,
+      `/api/v1/namespaces/${ns}/persistentvolumeclaims/ordered`,
+    ]);
+  });
+});
