@@ -78,7 +78,7 @@ if (values.json) writeFileSync(values.json, JSON.stringify(kept, null, 2));
 if (!values['no-docs']) {
   const date = new Date().toISOString().slice(0, 10);
   const measured = kept.results.map((r) => r.size).join(',');
-  writeScaleTable(
+  await writeScaleTable(
     join(import.meta.dirname, '..', 'docs', 'benchmarks.md'),
     table,
     `Measured ${date} by \`npm run bench -- --sizes ${measured}\` (${runs} ${kept.minutes.toFixed(1)} min).`,

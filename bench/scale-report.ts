@@ -1,6 +1,7 @@
 // Turns the per-size results into the table of issue #10 (goals beside the figures) and writes it
 // into docs/benchmarks.md between its markers, leaving the prose around it alone.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { format, resolveConfig } from 'prettier';
 import type { Latencies, SizeResult } from './scale-rows.ts';
 
 export const TABLE_START = '<!-- bench:scale:start -->';
@@ -120,12 +121,20 @@ export function scaleTable(results: SizeResult[]): string {
   return lines.join('\n');
 }
 
-/** Replaces the table between the markers of `docsPath` (dated, with the sizes run). */
-export function writeScaleTable(docsPath: string, table: string, heading: string): void {
+/**
+ * Replaces the table between the markers of `docsPath` (dated, with the sizes run), formatted as
+ * `npm run format:check` wants it.
+ */
+export async function writeScaleTable(
+  docsPath: string,
+  table: string,
+  heading: string,
+): Promise<void> {
   const text = readFileSync(docsPath, 'utf8');
   const start = text.indexOf(TABLE_START);
   const end = text.indexOf(TABLE_END);
   if (start < 0 || end < start) throw new Error(`${docsPath} has no ${TABLE_START} … ${TABLE_END}`);
   const replaced = `${text.slice(0, start + TABLE_START.length)}\n\n${heading}\n\n${table}\n\n${text.slice(end)}`;
-  writeFileSync(docsPath, replaced);
+  const options = { ...(await resolveConfig(docsPath)), filepath: docsPath };
+  writeFileSync(docsPath, await format(replaced, options));
 }
