@@ -33,6 +33,11 @@ export interface ControlPlane extends Endpoint {
   kubeconfigPath: string;
   /** A kubeconfig for `tester`, a second superuser who is not the operator. */
   userKubeconfigPath: string;
+  /**
+   * A kubeconfig for `ordinary`, in no group: only RBAC bindings give it rights, and unlike
+   * system:masters it is subject to max-in-flight limits and API Priority and Fairness.
+   */
+  ordinaryKubeconfigPath: string;
   runDir: string;
   /** gitVersion reported by /version. */
   version: string;
@@ -162,6 +167,7 @@ interface Layout {
   apiPort: number;
   token: string;
   userToken: string;
+  ordinaryToken: string;
 }
 
 function etcdArgs(l: Layout): string[] {
@@ -208,14 +214,15 @@ function prepareRunDir(): Layout & { runDir: string } {
   mkdirSync(join(runDir, 'pki'));
   const token = randomBytes(24).toString('hex');
   const userToken = randomBytes(24).toString('hex');
+  const ordinaryToken = randomBytes(24).toString('hex');
   // Two superusers: `admin` (the operator in tests and local runs) and `tester` (a person, whose
   // edits strict mode must tell apart from the operator's).
-  const tokens = `${token},admin,admin-uid,system:masters\n${userToken},tester,tester-uid,system:masters\n`;
+  const tokens = `${token},admin,admin-uid,system:masters\n${userToken},tester,tester-uid,system:masters\n${ordinaryToken},ordinary,ordinary-uid\n`;
   writeFileSync(join(runDir, 'tokens.csv'), tokens, { mode: 0o600 });
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(runDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(runDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-  return { runDir, token, userToken, etcdPort: 0, peerPort: 0, apiPort: 0 };
+  return { runDir, token, userToken, ordinaryToken, etcdPort: 0, peerPort: 0, apiPort: 0 };
 }
 
 async function startApiserver(
@@ -297,6 +304,12 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
     const config = kubeconfig(server, ca, layout.token);
     const kubeconfigPath = join(layout.runDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, config, { mode: 0o600 });
+    const ordinaryKubeconfigPath = join(layout.runDir, 'kubeconfig-ordinary');
+    writeFileSync(
+      ordinaryKubeconfigPath,
+      kubeconfig(server, ca, layout.ordinaryToken, 'ordinary'),
+      { mode: 0o600 },
+    );
     const userKubeconfigPath = join(layout.runDir, 'kubeconfig-tester');
     writeFileSync(userKubeconfigPath, kubeconfig(server, ca, layout.userToken, 'tester'), {
       mode: 0o600,
@@ -311,6 +324,7 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       ca,
       kubeconfigPath,
       userKubeconfigPath,
+      ordinaryKubeconfigPath,
       runDir: layout.runDir,
       version: version.gitVersion,
       pids: () => ({ etcd: etcd.child.pid, kubeApiserver: apiserver?.child.pid }),

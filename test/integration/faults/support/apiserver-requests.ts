@@ -10,8 +10,10 @@ export interface MetricsEndpoint {
 }
 
 export interface RequestFilter {
-  verbs: string[];
-  resources: string[];
+  /** Default: every verb. */
+  verbs?: string[];
+  /** Default: every resource. */
+  resources?: string[];
   /** Count dry runs too (default: only requests that persisted something). */
   dryRun?: boolean;
   /** Only these HTTP status codes (default: any, failed requests included). */
@@ -29,8 +31,8 @@ export async function countRequests(
   const ca = Buffer.from(caData, 'base64').toString();
   const { status, body } = await send({ server: endpoint.server, token, ca }, 'GET', '/metrics');
   if (status !== 200) throw new Error(`GET /metrics answered ${status}`);
-  const verbs = new Set(filter.verbs);
-  const resources = new Set(filter.resources);
+  const verbs = filter.verbs && new Set(filter.verbs);
+  const resources = filter.resources && new Set(filter.resources);
   let total = 0;
   for (const line of body.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
@@ -38,8 +40,8 @@ export async function countRequests(
       [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
     );
     if (!filter.dryRun && labels.get('dry_run') !== '') continue;
-    if (!verbs.has(labels.get('verb') ?? '') || !resources.has(labels.get('resource') ?? ''))
-      continue;
+    if (verbs && !verbs.has(labels.get('verb') ?? '')) continue;
+    if (resources && !resources.has(labels.get('resource') ?? '')) continue;
     if (filter.codes && !filter.codes.includes(labels.get('code') ?? '')) continue;
     total += Number(line.split(' ').pop());
   }

@@ -1,0 +1,100 @@
+// Fault 5 (issue #11): throttling. kube-apiserver runs with a tiny max-in-flight (API Priority
+// and Fairness off), so Stencil's requests get 429 Too Many Requests with Retry-After while 100
+// instances converge and 10 change. No reconcile is lost, the client waits as told and retries,
+// and the number of 429s and retries is printed. Its own control plane (the flags are global).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { KubeCluster } from '../../../src/kube/cluster.ts';
+import { StencilMetrics } from '../../../src/metrics.ts';
+import {
+  startControlPlane,
+  type ControlPlane,
+} from '../../../tools/control-plane/control-plane.ts';
+import { installCrds } from '../../../tools/control-plane/crds.ts';
+import { startOperator, userClient, type RunningOperator } from '../support/operator.ts';
+import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { dataOf, Fleet, printFigures } from './support/fleet.ts';
+import { sumOf } from './support/operator-metrics.ts';
+
+const COUNT = 100;
+const namespace = 'fault-throttled';
+let plane: ControlPlane;
+let running: RunningOperator;
+let user: KubeCluster;
+let fleet: Fleet;
+const metrics = new StencilMetrics();
+const endpoint = (): MetricsEndpoint => ({
+  server: plane.server,
+  kubeconfigPath: plane.kubeconfigPath,
+});
+
+beforeAll(async () => {
+  plane = await startControlPlane({
+    log: () => undefined,
+    extraApiserverArgs: [
+      '--enable-priority-and-fairness=false',
+      '--max-requests-inflight=2',
+      '--max-mutating-requests-inflight=1',
+    ],
+  });
+  const crdDir = join(import.meta.dirname, '..', '..', '..', 'config', 'crd');
+  await installCrds(
+    plane,
+    readdirSync(crdDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => join(crdDir, f)),
+  );
+  user = (await userClient(plane.userKubeconfigPath)).cluster;
+  const admin = (await userClient(plane.kubeconfigPath)).cluster;
+  await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  // system:masters is exempt from max-in-flight: the operator runs as an ordinary user bound to
+  // cluster-admin, as it would in a cluster (the fleet's user stays exempt).
+  await admin.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'fault-throttled-operator' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
+  });
+  running = await startOperator([namespace], plane.ordinaryKubeconfigPath, {
+    metrics,
+    concurrency: 8,
+  });
+  fleet = new Fleet(user, namespace, { count: COUNT, mode: 'revert' });
+}, 180_000);
+
+afterAll(async () => {
+  await running?.stop();
+  await plane?.stop();
+});
+
+it('converges every instance while the API server answers 429, losing no reconcile', async () => {
+  const throttledBefore = await countRequests(endpoint(), { codes: ['429'] });
+  const convergeMs = await fleet.start('throttled-Secret-value-c4e8', 240_000);
+  const changed = fleet.names().slice(0, 10);
+  await fleet.setColor(changed, 'green');
+  fleet.revision = 2;
+  await fleet.applyTemplate(); // and a wave of 100 applies on top, still throttled
+  const waveMs = await fleet.awaitConverged('every instance after the changes', 240_000);
+
+  const throttled = (await countRequests(endpoint(), { codes: ['429'] })) - throttledBefore;
+  const deletes = await countDeletes(endpoint(), ['configmaps']);
+  const maps = await fleet.configMaps();
+  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
+  const leaks = await fleet.leaks(running.logs);
+  printFigures('5 throttled (max-requests-inflight 2, mutating 1, APF off)', {
+    instances: COUNT,
+    convergeMs,
+    secondWaveMs: waveMs,
+    responses429: throttled,
+    queueRetries: await sumOf(metrics.queueRetries),
+    deletes,
+    lostUpdates,
+    leakedValues: leaks.length,
+  });
+  expect(throttled).toBeGreaterThan(0); // the fault did happen
+  expect(deletes).toBe(0);
+  expect(lostUpdates).toBe(0);
+  expect(leaks).toEqual([]);
+}, 600_000);
