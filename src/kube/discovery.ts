@@ -40,7 +40,7 @@ export class Discovery {
   /**
    * Asks the API server again, whatever the cache holds: the cache never drops a kind it once
    * saw, so a caller that got a 404 where the kind should be served (its CRD was deleted) uses
-   * this to tell "no such object" from "no such kind".
+   * this to tell a missing object apart from a kind that is not served.
    */
   async resourceNow(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
     return (await this.fetch(apiVersion)).kinds?.get(kind);
