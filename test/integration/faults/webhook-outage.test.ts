@@ -1,0 +1,135 @@
+// Fault 6 (issue #11): webhook outage. The operator (and so the strict-mode webhook) is stopped
+// while strict resources exist: edits of strict resources by others are refused (failurePolicy
+// Fail), resources of revert Templates are not affected at all, and the restarted operator heals
+// everything that changed meanwhile.
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { KubeObject } from '../../../src/api/object-meta.ts';
+import { API_VERSION } from '../../../src/api/well-known.ts';
+import type { KubeCluster } from '../../../src/kube/cluster.ts';
+import { connect, freshNamespace } from '../support/cluster.ts';
+import {
+  eventually,
+  loopbackWebhook,
+  rejectionOf,
+  removeWebhookConfiguration,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from '../support/operator.ts';
+import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { dataOf, Fleet, printFigures } from './support/fleet.ts';
+
+const COUNT = 100;
+const STRICT = 10;
+const configuration = `stencil-faults-outage-${process.pid}`;
+let running: RunningOperator | undefined;
+let user: KubeCluster;
+let fleet: Fleet;
+let namespace: string;
+const endpoint = (): MetricsEndpoint => ({
+  server: inject('kubeServer'),
+  kubeconfigPath: inject('kubeconfig'),
+});
+
+const start = (): Promise<RunningOperator> =>
+  startOperator([namespace], undefined, {
+    concurrency: 8,
+    webhook: loopbackWebhook(namespace, configuration),
+  });
+
+const strictName = (i: number): string => `locked-${i}`;
+const configMap = (name: string, color: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace },
+  data: { color },
+});
+
+beforeAll(async () => {
+  namespace = await freshNamespace(connect(), 'fault-outage');
+  user = (await userClient()).cluster;
+  running = await start();
+  fleet = new Fleet(user, namespace, { count: COUNT, mode: 'revert' });
+});
+
+afterAll(async () => {
+  await removeWebhookConfiguration(user, configuration);
+  await running?.stop();
+});
+
+it('refuses strict edits while the webhook is down, leaves the rest alone, and heals after', async () => {
+  await fleet.start('outage-Secret-value-2a6b');
+  await user.apply({
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name: 'locked', namespace },
+    spec: {
+      sync: { mode: 'strict' },
+      handlebars:
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: blue\n',
+    },
+  });
+  for (let i = 0; i < STRICT; i++) {
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      metadata: { name: strictName(i), namespace },
+      spec: { templateRef: { name: 'locked' } },
+    });
+  }
+  const strictBefore = await eventually(async () => {
+    const maps = await Promise.all(
+      Array.from({ length: STRICT }, (_, i) =>
+        user.get({ apiVersion: 'v1', kind: 'ConfigMap', name: strictName(i), namespace }),
+      ),
+    );
+    return maps.every(Boolean) && maps.map((m) => m?.metadata.resourceVersion);
+  }, 'the strict ConfigMaps');
+  await running!.operator.idle();
+  const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
+
+  const firstLogs = running!.logs;
+  await running!.stop();
+  running = undefined;
+  // Strict: refused while nobody can answer for it.
+  const refusals = [];
+  for (let i = 0; i < STRICT; i++)
+    refusals.push(await rejectionOf(user.apply(configMap(strictName(i), 'red'))));
+  // Revert: not affected at all — an edit and a delete go through.
+  const edited = fleet.names().slice(0, 10);
+  for (const name of edited) await user.apply(configMap(name, 'red'));
+  const removed = fleet.names()[50]!;
+  await user.delete({ apiVersion: 'v1', kind: 'ConfigMap', name: removed, namespace });
+  const changed = fleet.names().slice(-10);
+  await fleet.setColor(changed, 'green');
+
+  const restarted = Date.now();
+  running = await start();
+  await fleet.awaitConverged('every instance after the operator restarted');
+  const convergeMs = Date.now() - restarted;
+
+  const strictAfter = await Promise.all(
+    Array.from({ length: STRICT }, (_, i) =>
+      user.get({ apiVersion: 'v1', kind: 'ConfigMap', name: strictName(i), namespace }),
+    ),
+  );
+  const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
+  const maps = await fleet.configMaps();
+  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
+  const leaks = await fleet.leaks([...firstLogs, ...running.logs]);
+  printFigures('6 webhook outage (operator stopped)', {
+    instances: COUNT,
+    strictEditsRefused: refusals.filter(Boolean).length,
+    revertEditsAccepted: edited.length + 1,
+    convergeAfterRestartMs: convergeMs,
+    deletes,
+    lostUpdates,
+    leakedValues: leaks.length,
+  });
+  expect(refusals.every((r) => r !== undefined)).toBe(true);
+  expect(strictAfter.map((m) => m?.metadata.resourceVersion)).toEqual(strictBefore);
+  expect(deletes).toBe(1); // the test's own delete; none by the operator
+  expect(maps.get(removed)).toBeDefined();
+  expect(lostUpdates).toBe(0);
+  expect(leaks).toEqual([]);
+}, 300_000);
