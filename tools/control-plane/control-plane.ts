@@ -47,6 +47,10 @@ export interface ControlPlane extends Endpoint {
    * `SIGKILL` kills it without a graceful shutdown, as a crash or an OOM kill would.
    */
   restartApiserver(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** SIGKILLs etcd and starts it again on the same port and data (the API server answers 5xx meanwhile). */
+  restartEtcd(): Promise<void>;
+  /** Compacts etcd to its current revision (physically), so older resourceVersions are gone (410). */
+  compactEtcd(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -272,7 +276,7 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
     freePort(),
   ]);
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
-  const etcd = launch('etcd', binaries.etcd, etcdArgs(layout), join(layout.runDir, 'etcd.log'));
+  let etcd = launch('etcd', binaries.etcd, etcdArgs(layout), join(layout.runDir, 'etcd.log'));
   let apiserver: Managed | undefined;
   const recordPids = (): void =>
     writeFileSync(
@@ -284,8 +288,8 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
     if (apiserver) await terminate(apiserver);
     await terminate(etcd);
   };
-  try {
-    await waitUntil('etcd /health', deadline, [etcd], async () => {
+  const etcdHealthy = (until: number): Promise<void> =>
+    waitUntil('etcd /health', until, [etcd], async () => {
       const res = await send(
         { server: `http://127.0.0.1:${layout.etcdPort}`, token: '' },
         'GET',
@@ -293,6 +297,8 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       );
       return res.status === 200;
     });
+  try {
+    await etcdHealthy(deadline);
     const started2 = await startApiserver(binaries, layout, etcd, options);
     apiserver = started2.apiserver;
     recordPids();
@@ -328,6 +334,26 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       runDir: layout.runDir,
       version: version.gitVersion,
       pids: () => ({ etcd: etcd.child.pid, kubeApiserver: apiserver?.child.pid }),
+      restartEtcd: async () => {
+        await killNow(etcd);
+        etcd = launch('etcd', binaries.etcd, etcdArgs(layout), join(layout.runDir, 'etcd.log'));
+        recordPids();
+        await etcdHealthy(Date.now() + 30_000);
+      },
+      compactEtcd: async () => {
+        const etcdEndpoint = { server: `http://127.0.0.1:${layout.etcdPort}`, token: '' };
+        // A range read of any key answers with the store's current revision in its header.
+        const range = await send(etcdEndpoint, 'POST', '/v3/kv/range', { key: 'AA==' });
+        const revision = Number(
+          (JSON.parse(range.body) as { header?: { revision?: string } }).header?.revision,
+        );
+        const compacted = await send(etcdEndpoint, 'POST', '/v3/kv/compaction', {
+          revision,
+          physical: true,
+        });
+        if (compacted.status !== 200) throw new Error(`etcd compaction: ${compacted.body}`);
+        return revision;
+      },
       restartApiserver: async (signal = 'SIGTERM') => {
         if (apiserver && signal === 'SIGKILL') await killNow(apiserver);
         else if (apiserver) await terminate(apiserver);

@@ -1,0 +1,109 @@
+// Fault 2 (issue #11): etcd SIGKILLed (the API server answers 5xx while it is down) and
+// restarted, then compacted to its current revision, with owner changes made as soon as writes
+// succeed again; then the API server restarts, so the operator's watches come back with an
+// expired resourceVersion, get 410 and relist: the LISTs of Templates and Namespaces (only the
+// operator lists those here) are counted on the API server. Its own control plane.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { KubeCluster } from '../../../src/kube/cluster.ts';
+import { StencilMetrics } from '../../../src/metrics.ts';
+import {
+  startControlPlane,
+  type ControlPlane,
+} from '../../../tools/control-plane/control-plane.ts';
+import { installCrds } from '../../../tools/control-plane/crds.ts';
+import {
+  eventually,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from '../support/operator.ts';
+import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { dataOf, Fleet, printFigures } from './support/fleet.ts';
+import { sumOf } from './support/operator-metrics.ts';
+
+const COUNT = 100;
+const namespace = 'fault-etcd';
+let plane: ControlPlane;
+let running: RunningOperator;
+let user: KubeCluster;
+let fleet: Fleet;
+const metrics = new StencilMetrics();
+const endpoint = (): MetricsEndpoint => ({
+  server: plane.server,
+  kubeconfigPath: plane.kubeconfigPath,
+});
+const lists = (): Promise<number> =>
+  countRequests(endpoint(), { verbs: ['LIST'], resources: ['templates', 'namespaces'] });
+
+beforeAll(async () => {
+  plane = await startControlPlane({ log: () => undefined });
+  const crdDir = join(import.meta.dirname, '..', '..', '..', 'config', 'crd');
+  await installCrds(
+    plane,
+    readdirSync(crdDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => join(crdDir, f)),
+  );
+  user = (await userClient(plane.userKubeconfigPath)).cluster;
+  await (
+    await userClient(plane.kubeconfigPath)
+  ).cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  running = await startOperator([namespace], plane.kubeconfigPath, { metrics, concurrency: 8 });
+  fleet = new Fleet(user, namespace, { count: COUNT, mode: 'revert' });
+}, 180_000);
+
+afterAll(async () => {
+  await running?.stop();
+  await plane?.stop();
+});
+
+it('converges every instance after etcd is killed, restarted and compacted', async () => {
+  await fleet.start('etcd-fault-Secret-6d0f');
+  await running.operator.idle();
+  const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
+  const retriesBefore = await sumOf(metrics.queueRetries);
+
+  await plane.restartEtcd();
+  const healed = Date.now();
+  const changed = fleet.names().slice(0, 10);
+  await eventually(
+    async () => {
+      await fleet.setColor(changed, 'green'); // retried until the API server can write again
+      return true;
+    },
+    'a write to succeed after etcd restarted',
+    60_000,
+  );
+  fleet.revision = 2;
+  await fleet.applyTemplate();
+  const revision = await plane.compactEtcd();
+  // A restarted API server's watch cache starts at the compacted revision: the operator's watches
+  // come back with older resourceVersions, which are gone (410), and must relist.
+  const deletesBeforeRestart = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
+  await plane.restartApiserver();
+  await fleet.awaitConverged('every instance after etcd came back', 150_000);
+  const convergeMs = Date.now() - healed;
+
+  // The restarted API server counts from zero.
+  const deletes = deletesBeforeRestart + (await countDeletes(endpoint(), ['configmaps']));
+  const maps = await fleet.configMaps();
+  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
+  const leaks = await fleet.leaks(running.logs);
+  printFigures('2 etcd SIGKILLed, restarted and compacted', {
+    instances: COUNT,
+    compactedAtRevision: revision,
+    convergeAfterRestartMs: convergeMs,
+    operatorListsOfTemplatesAndNamespaces: await lists(),
+    retries: (await sumOf(metrics.queueRetries)) - retriesBefore,
+    deletes,
+    lostUpdates,
+    leakedValues: leaks.length,
+  });
+  expect(await lists()).toBeGreaterThan(0); // the informers did relist
+  expect(deletes).toBe(0);
+  expect(lostUpdates).toBe(0);
+  expect(leaks).toEqual([]);
+  expect(running.operator.ready()).toBe(true);
+}, 400_000);
