@@ -63,8 +63,16 @@ export async function startOperatorProcess(
   let running = true;
   void exited.then(() => (running = false));
   const scrape = async (): Promise<string> => {
-    if (!running) throw new Error(`the operator exited; see ${options.logPath}`);
-    return (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    // A busy or paused process (a heap snapshot) may drop a scrape: try again while it runs.
+    for (let attempt = 1; ; attempt++) {
+      if (!running) throw new Error(`the operator exited; see ${options.logPath}`);
+      try {
+        return await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await sleepMs(500);
+      }
+    }
   };
   await until(async () => {
     if (!running) throw new Error(`the operator exited at start; see ${options.logPath}`);
