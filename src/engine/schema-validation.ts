@@ -6,6 +6,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { CRD_SCHEMAS } from '../api/schemas.generated.ts';
 import { compileCel } from './cel.ts';
+import { pruneNulls } from './null-pruning.ts';
 import type { Problem } from './problem.ts';
 
 export type CrdKind = 'Template' | 'TemplateInstance';
@@ -94,6 +95,11 @@ function duplicateKeyErrors(data: unknown, keys: string[]): Partial<ErrorObject>
 }
 
 let validators: Map<CrdKind, ValidateFunction> | undefined;
+
+function schemaOf(kind: CrdKind): Parameters<typeof pruneNulls>[1] {
+  const schemas = CRD_SCHEMAS as Record<string, unknown>;
+  return schemas[`${kind}_v1alpha1`] as Parameters<typeof pruneNulls>[1];
+}
 
 function validatorFor(kind: CrdKind): ValidateFunction {
   if (!validators) {
@@ -208,7 +214,8 @@ export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
     return [{ path: '', reason: SCHEMA_REASON, message: `a ${kind} must be a YAML/JSON mapping` }];
   }
   const validate = validatorFor(kind);
-  const valid = validate(object);
+  // As the API server does before validating: `defaultValue: null` is no defaultValue at all.
+  const valid = validate(pruneNulls(object, schemaOf(kind)));
   const problems = valid
     ? []
     : (validate.errors ?? []).filter((e) => !isBranchError(e)).map(toProblem);
