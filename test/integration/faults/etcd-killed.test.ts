@@ -3,22 +3,12 @@
 // succeed again; then the API server restarts, so the operator's watches come back with an
 // expired resourceVersion, get 410 and relist: the LISTs of Templates and Namespaces (only the
 // operator lists those here) are counted on the API server. Its own control plane.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../src/metrics.ts';
-import {
-  startControlPlane,
-  type ControlPlane,
-} from '../../../tools/control-plane/control-plane.ts';
-import { installCrds } from '../../../tools/control-plane/crds.ts';
-import {
-  eventually,
-  startOperator,
-  userClient,
-  type RunningOperator,
-} from '../support/operator.ts';
+import type { ControlPlane } from '../../../tools/control-plane/control-plane.ts';
+import { eventually, startOperator, type RunningOperator } from '../support/operator.ts';
+import { ownControlPlane } from './support/own-plane.ts';
 import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
@@ -38,18 +28,8 @@ const lists = (): Promise<number> =>
   countRequests(endpoint(), { verbs: ['LIST'], resources: ['templates', 'namespaces'] });
 
 beforeAll(async () => {
-  plane = await startControlPlane({ log: () => undefined });
-  const crdDir = join(import.meta.dirname, '..', '..', '..', 'config', 'crd');
-  await installCrds(
-    plane,
-    readdirSync(crdDir)
-      .filter((f) => f.endsWith('.yaml'))
-      .map((f) => join(crdDir, f)),
-  );
-  user = (await userClient(plane.userKubeconfigPath)).cluster;
-  await (
-    await userClient(plane.kubeconfigPath)
-  ).cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const own = await ownControlPlane(namespace);
+  ({ plane, user } = own);
   running = await startOperator([namespace], plane.kubeconfigPath, { metrics, concurrency: 8 });
   fleet = new Fleet(user, namespace, { count: COUNT, mode: 'revert' });
 }, 180_000);

@@ -2,17 +2,12 @@
 // and Fairness off), so Stencil's requests get 429 Too Many Requests with Retry-After while 100
 // instances converge and 10 change. No reconcile is lost, the client waits as told and retries,
 // and the number of 429s and retries is printed. Its own control plane (the flags are global).
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../src/metrics.ts';
-import {
-  startControlPlane,
-  type ControlPlane,
-} from '../../../tools/control-plane/control-plane.ts';
-import { installCrds } from '../../../tools/control-plane/crds.ts';
-import { startOperator, userClient, type RunningOperator } from '../support/operator.ts';
+import type { ControlPlane } from '../../../tools/control-plane/control-plane.ts';
+import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { ownControlPlane } from './support/own-plane.ts';
 import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
@@ -30,24 +25,13 @@ const endpoint = (): MetricsEndpoint => ({
 });
 
 beforeAll(async () => {
-  plane = await startControlPlane({
-    log: () => undefined,
-    extraApiserverArgs: [
-      '--enable-priority-and-fairness=false',
-      '--max-requests-inflight=2',
-      '--max-mutating-requests-inflight=1',
-    ],
-  });
-  const crdDir = join(import.meta.dirname, '..', '..', '..', 'config', 'crd');
-  await installCrds(
-    plane,
-    readdirSync(crdDir)
-      .filter((f) => f.endsWith('.yaml'))
-      .map((f) => join(crdDir, f)),
-  );
-  user = (await userClient(plane.userKubeconfigPath)).cluster;
-  const admin = (await userClient(plane.kubeconfigPath)).cluster;
-  await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const own = await ownControlPlane(namespace, [
+    '--enable-priority-and-fairness=false',
+    '--max-requests-inflight=2',
+    '--max-mutating-requests-inflight=1',
+  ]);
+  ({ plane, user } = own);
+  const { admin } = own;
   // system:masters is exempt from max-in-flight: the operator runs as an ordinary user bound to
   // cluster-admin, as it would in a cluster (the fleet's user stays exempt).
   await admin.apply({
