@@ -21,7 +21,7 @@ import {
   type RunningOperator,
 } from '../support/operator.ts';
 import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
-import { dataOf, Fleet, printFigures } from './support/fleet.ts';
+import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 
 const COUNT = 100;
@@ -151,7 +151,5 @@ it('wins a field-manager fight without a hot loop and keeps a strict resource un
   expect(reconciles).toBeLessThanOrEqual(3 * outcomes.written + 2 * changed.length);
   expect(after?.metadata.resourceVersion).toBe(locked.metadata.resourceVersion);
   expect(dataOf(after)).toEqual({ color: 'blue' });
-  expect(deletes).toBe(0);
-  expect(lostUpdates).toBe(0);
-  expect(leaks).toEqual([]);
+  expectNothingLost({ deletes, lostUpdates, leaks });
 }, 300_000);

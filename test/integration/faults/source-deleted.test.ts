@@ -13,7 +13,7 @@ import {
   type RunningOperator,
 } from '../support/operator.ts';
 import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
-import { dataOf, Fleet, printFigures, TOKEN_SECRET } from './support/fleet.ts';
+import { dataOf, Fleet, printFigures, TOKEN_SECRET, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 
 const COUNT = 100;
@@ -82,7 +82,5 @@ it('keeps what was applied while the source Secret is gone, and converges when i
     lostUpdates,
     leakedValues: leaks.length,
   });
-  expect(deletes).toBe(0);
-  expect(lostUpdates).toBe(0);
-  expect(leaks).toEqual([]);
+  expectNothingLost({ deletes, lostUpdates, leaks });
 }, 300_000);

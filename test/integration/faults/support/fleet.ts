@@ -1,6 +1,7 @@
 // A fleet of TemplateInstances for fault scenarios: one Template (a ConfigMap per instance whose
 // data comes from a literal and a Secret), the expected state of every instance, and the checks
 // every scenario ends with: converged, nothing lost, no Secret value anywhere it must not be.
+import { expect } from 'vitest';
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../../../src/api/object-meta.ts';
 import type { SyncMode } from '../../../../src/api/template.ts';
@@ -186,4 +187,15 @@ export function dataOf(object: KubeObject | undefined): Record<string, string> |
 export function printFigures(scenario: string, figures: Record<string, number | string>): void {
   const parts = Object.entries(figures).map(([k, v]) => `${k}=${v}`);
   console.log(`[fault] ${scenario}: ${parts.join(' ')}`);
+}
+
+/** What every fault must leave: no owned object deleted, no update lost, no value leaked. */
+export function expectNothingLost(outcome: {
+  deletes: number;
+  lostUpdates: number;
+  leaks: string[];
+}): void {
+  expect(outcome.deletes).toBe(0);
+  expect(outcome.lostUpdates).toBe(0);
+  expect(outcome.leaks).toEqual([]);
 }
