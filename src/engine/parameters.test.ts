@@ -137,14 +137,18 @@ describe('declarations, overrides and defaults (SPEC §3 steps 1-4)', () => {
     });
   });
 
-  it('stops at the first failing parameter, in declaration order, before reading later sources', async () => {
+  it('reports the first failing parameter in declaration order, whatever the reads return', async () => {
     const { result, source } = await resolve({
-      declarations: [{ name: 'first', required: true }, { name: 'second' }],
-      overrides: [{ name: 'second', valueFrom: secretRef('db', 'password') }],
+      declarations: [{ name: 'first', required: true }, { name: 'second' }, { name: 'third' }],
+      overrides: [
+        { name: 'second', valueFrom: secretRef('db', 'password') },
+        { name: 'third', valueFrom: secretRef('missing', 'password') },
+      ],
       objects: [aSecret('db', 'team-a', { password: 'x' })],
     });
     expect(!result.ok && result.problems.map((p) => p.path)).toEqual(['parameters.first']);
-    expect(source.requests).toEqual([]);
+    // The sources are read together (one round trip), not one after another.
+    expect(source.requests).toEqual(['get Secret team-a/db', 'get Secret team-a/missing']);
   });
 
   it('types values for the template: bool, number, array and object', async () => {

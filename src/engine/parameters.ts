@@ -320,8 +320,10 @@ function rejectUnknown(template: Template, instance: TemplateInstance): Problem 
 }
 
 /**
- * Resolves every declared parameter in declaration order (SPEC §3); stops at the first failure.
- * Requests go through `port`, and only for sources the reference policy permits.
+ * Resolves every declared parameter (SPEC §3); the first failure in declaration order is the one
+ * reported. Requests go through `port`, and only for sources the reference policy permits; they
+ * are sent together (reads have no effect, and one round trip per source would make a pass as
+ * slow as its sources are many).
  */
 export async function resolveParameters(
   template: Template,
@@ -341,9 +343,13 @@ export async function resolveParameters(
     redactor: Redactor.none,
   };
   const secrets: SecretValue[] = [];
-  for (const declaration of template.spec.parameters ?? []) {
+  const declarations = template.spec.parameters ?? [];
+  const resolutions = await Promise.all(
+    declarations.map((d) => resolveOne(ctx, d, overrides.get(d.name))),
+  );
+  for (const [index, declaration] of declarations.entries()) {
     const override = overrides.get(declaration.name);
-    const resolved = await resolveOne(ctx, declaration, override);
+    const resolved = resolutions[index]!;
     if (!resolved.ok) return resolved;
     const { resolution, defaultUsed } = resolved.value;
     const typed = resolution.empty

@@ -102,6 +102,47 @@ describe('the informer', () => {
     informer.stop();
   });
 
+  it('keeps identity, version and labels only in a metadata-only cache (no annotations)', async () => {
+    const secretMeta = (name: string, resourceVersion: string): KubeObject => ({
+      apiVersion: 'meta.k8s.io/v1',
+      kind: 'PartialObjectMetadata',
+      metadata: {
+        name,
+        namespace: 'ns',
+        uid: `uid-${name}`,
+        resourceVersion,
+        labels: { app: name },
+        // kubectl apply keeps the whole applied Secret, data included, in this annotation.
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"czNjcjN0"}}',
+        },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }],
+        creationTimestamp: '2026-12-03T00:00:00Z',
+      },
+    });
+    const source = new FakeSource();
+    source.listing = { items: [secretMeta('a', '5')], resourceVersion: '7' };
+    const informer = new Informer(source, { path: '/api/v1/secrets', metadataOnly: true });
+    const handed: KubeObject[] = [];
+    informer.addHandlers({ add: (o) => handed.push(o), update: (o) => handed.push(o) });
+    await informer.start();
+    await until(() => source.watches.length === 1);
+    source.watches[0]!.emit('ADDED', secretMeta('b', '8'));
+    source.watches[0]!.emit('MODIFIED', secretMeta('a', '9'));
+    expect(handed).toHaveLength(3);
+    for (const object of [...informer.list(), ...handed]) {
+      const { name } = object.metadata;
+      expect(JSON.parse(JSON.stringify(object.metadata))).toEqual({
+        name,
+        namespace: 'ns',
+        uid: `uid-${name}`,
+        resourceVersion: object.metadata.resourceVersion,
+        labels: { app: name },
+      });
+    }
+    informer.stop();
+  });
+
   it('re-watches from the last resourceVersion after a normal close, without relisting (no replay)', async () => {
     const source = new FakeSource();
     const informer = new Informer(source, { path: '/x' });

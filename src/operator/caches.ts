@@ -79,4 +79,12 @@ export class OperatorCaches implements CacheReader {
   templates(): Template[] {
     return this.templateInformers.flatMap((i) => i.list());
   }
+
+  template(namespace: string, name: string): Template | undefined {
+    for (const informer of this.templateInformers) {
+      const template = informer.get(namespace, name);
+      if (template) return template;
+    }
+    return undefined;
+  }
 }

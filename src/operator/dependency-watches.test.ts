@@ -32,6 +32,12 @@ function watches(): { tracker: DependencyWatches; change: (n: Partial<ChangeNoti
   return { tracker, change };
 }
 
+const asMetadata = (o: KubeObject): KubeObject => ({
+  ...o,
+  apiVersion: 'meta.k8s.io/v1',
+  kind: 'PartialObjectMetadata',
+});
+
 const drift = { type: 'drift', apiVersion: 'v1', kind: 'ConfigMap', instanceUid: 'u' } as const;
 
 describe('reconcile triggers', () => {
@@ -71,12 +77,38 @@ describe('reconcile triggers', () => {
   it('do not count our own writes as drift', () => {
     const { tracker, change } = watches();
     const written = { ...object('cm'), apiVersion: 'v1', kind: 'ConfigMap' };
-    tracker.applied('ns/i', undefined, [written]);
+    tracker.beginWrite(written)(written);
     // Drift watches carry metadata only: the event names PartialObjectMetadata, not the kind.
-    change({
-      dependency: drift,
-      object: { ...written, apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata' },
-    });
+    change({ dependency: drift, object: asMetadata(written) });
     expect(tracker.peekTrigger('ns/i')).toBeUndefined();
+  });
+
+  it('hold a drift event that arrives before our apply returns, and drop it when it was ours', () => {
+    const { tracker, change } = watches();
+    const written = { ...object('cm'), apiVersion: 'v1', kind: 'ConfigMap' };
+    const done = tracker.beginWrite(written);
+    change({ dependency: drift, object: asMetadata(written) });
+    expect(tracker.peekTrigger('ns/i')).toBeUndefined();
+    done(written);
+    expect(tracker.peekTrigger('ns/i')).toBeUndefined();
+  });
+
+  it('deliver a held drift event that was not our write once the apply returns', () => {
+    const { tracker, change } = watches();
+    const written = { ...object('cm'), apiVersion: 'v1', kind: 'ConfigMap' };
+    const done = tracker.beginWrite(written);
+    const theirs = { ...written, metadata: { ...written.metadata, resourceVersion: '9' } };
+    change({ dependency: drift, object: asMetadata(theirs) });
+    done(written);
+    expect(tracker.peekTrigger('ns/i')?.kind).toBe('drift');
+  });
+
+  it('deliver a held drift event when our apply failed', () => {
+    const { tracker, change } = watches();
+    const written = { ...object('cm'), apiVersion: 'v1', kind: 'ConfigMap' };
+    const done = tracker.beginWrite(written);
+    change({ dependency: drift, object: asMetadata(written) });
+    done(undefined);
+    expect(tracker.peekTrigger('ns/i')?.kind).toBe('drift');
   });
 });

@@ -40,6 +40,12 @@ export class DependencyWatches implements DependencyTracker {
   private readonly triggers = new Map<string, PendingTriggers>();
   /** resourceVersions our own applies produced: their watch events are not drift. */
   private readonly ownWrites = new Map<string, string>();
+  /**
+   * Objects with one of our applies in flight, and the last drift event seen for each meanwhile:
+   * the watch may deliver the event of our write before the apply's response arrives, so such an
+   * event waits for the response to tell whose write it was.
+   */
+  private readonly writing = new Map<string, ChangeNotice | undefined>();
 
   constructor(private readonly options: DependencyWatchOptions) {
     this.registry = new SourceRegistry(
@@ -78,7 +84,14 @@ export class DependencyWatches implements DependencyTracker {
   private onChange(notice: ChangeNotice): void {
     const { dependency, object } = notice;
     const drift = dependency.type === 'drift';
-    if (drift && notice.type !== 'DELETED' && this.isOwnWrite(dependency, object)) return;
+    if (drift && notice.type !== 'DELETED') {
+      const key = driftKey(dependency, object);
+      if (this.writing.has(key)) {
+        this.writing.set(key, notice);
+        return;
+      }
+      if (this.isOwnWrite(key, object)) return;
+    }
     const { namespace, name } = object.metadata;
     const description = `${dependency.kind} ${namespace ? `${namespace}/` : ''}${name ?? ''} ${notice.type === 'DELETED' ? 'was deleted' : 'changed'}`;
     const kind = drift ? 'drift' : 'source';
@@ -132,25 +145,34 @@ export class DependencyWatches implements DependencyTracker {
     else this.triggers.delete(instanceKey);
   }
 
-  applied(_instanceKey: string, trigger: Trigger | undefined, written: KubeObject[]): void {
-    for (const object of written) {
-      if (object.metadata.resourceVersion)
-        this.ownWrites.set(resourceKey(object), object.metadata.resourceVersion);
-    }
-    if (this.ownWrites.size > 100_000) this.ownWrites.clear();
+  beginWrite(object: KubeObject): (result: KubeObject | undefined) => void {
+    const key = resourceKey(object);
+    this.writing.set(key, undefined);
+    return (result) => {
+      const held = this.writing.get(key);
+      this.writing.delete(key);
+      const resourceVersion = result?.metadata.resourceVersion;
+      if (resourceVersion) {
+        if (this.ownWrites.size >= 100_000) this.ownWrites.clear();
+        this.ownWrites.set(key, resourceVersion);
+      }
+      if (held) this.onChange(held);
+    };
+  }
+
+  applied(_instanceKey: string, trigger: Trigger | undefined): void {
     if (trigger?.kind === 'source') this.options.onRotationLag?.(this.now() - trigger.at);
   }
 
-  /** Drift watches carry metadata only: the kind comes from the dependency, not the event. */
-  private isOwnWrite(dependency: DependencyKey, object: KubeObject): boolean {
-    const key = resourceKey({
-      ...object,
-      apiVersion: dependency.apiVersion,
-      kind: dependency.kind,
-    });
+  private isOwnWrite(key: string, object: KubeObject): boolean {
     const ours = this.ownWrites.get(key);
     if (ours === undefined || ours !== object.metadata.resourceVersion) return false;
     this.ownWrites.delete(key);
     return true;
   }
+}
+
+/** Drift watches carry metadata only: the kind comes from the dependency, not the event. */
+function driftKey(dependency: DependencyKey, object: KubeObject): string {
+  return resourceKey({ ...object, apiVersion: dependency.apiVersion, kind: dependency.kind });
 }

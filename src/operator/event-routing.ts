@@ -3,6 +3,7 @@
 // it, a namespace's label change to the instances in it. Lookups go through the cache indexes.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
+import { FINALIZER_INSTANCE } from '../api/well-known.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/instance-evaluation.ts';
 import type { Request } from '../framework/reconciler.ts';
@@ -27,6 +28,24 @@ export function specOrMetadataChanged(object: ObjectHead, old: ObjectHead | unde
   );
 }
 
+/**
+ * The update that only added our finalizer: the reconcile that wrote it goes on with the result,
+ * so its event needs no second pass (a removed finalizer, or anything else changed, still does).
+ */
+export function ownFinalizerAdded(object: ObjectHead, old: ObjectHead): boolean {
+  const before = old.metadata.finalizers ?? [];
+  const after = object.metadata.finalizers ?? [];
+  if (before.includes(FINALIZER_INSTANCE) || !after.includes(FINALIZER_INSTANCE)) return false;
+  const withoutOurs = after.filter((f) => f !== FINALIZER_INSTANCE);
+  return (
+    JSON.stringify(withoutOurs) === JSON.stringify(before) &&
+    !specOrMetadataChanged(object, {
+      ...old,
+      metadata: { ...old.metadata, finalizers: after },
+    })
+  );
+}
+
 export function requestOf(object: { metadata: KubeObject['metadata'] }): Request {
   return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
 }
@@ -48,6 +67,7 @@ export class EventRouter {
   private onInstance(type: string, instance: TemplateInstance, old?: TemplateInstance): void {
     // A Template held by its finalizer may be free to go once an instance is gone.
     if (type === 'DELETED') this.enqueue.template(templateRefOf(instance));
+    else if (old && ownFinalizerAdded(instance, old)) return;
     else if (specOrMetadataChanged(instance, old)) this.enqueue.instance(requestOf(instance));
   }
 

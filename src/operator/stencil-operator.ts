@@ -11,6 +11,7 @@ import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
 import { InstanceReconciler } from '../reconcile/instance-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
+import { EventSender } from '../reconcile/event-sender.ts';
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './caches.ts';
@@ -51,6 +52,9 @@ function reconcileMetrics(metrics: StencilMetrics | undefined): ReconcileMetrics
   );
 }
 
+/** How long a stop waits for the Events still queued (within the shutdown's own bound). */
+const EVENT_DRAIN_MS = 2_000;
+
 export class StencilOperator {
   readonly instances: Controller;
   readonly templates: Controller;
@@ -58,6 +62,9 @@ export class StencilOperator {
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
   private readonly caches = new OperatorCaches();
+  private readonly events = new EventSender(1_000, () =>
+    this.options.log.warn('too many Events waiting to be sent; one was dropped'),
+  );
   private shell: OperatorShell | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   private elector: LeaderElector | undefined;
@@ -83,6 +90,7 @@ export class StencilOperator {
         cache,
         tracker: this.dependencies,
         metrics: reconcileMetrics(options.metrics),
+        events: this.events,
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
@@ -182,15 +190,20 @@ export class StencilOperator {
     return this.shell?.hasSynced() ?? false;
   }
 
-  /** Resolves once no reconcile is running (keys may still be waiting for a retry). */
+  /**
+   * Resolves once no reconcile is running and the Events they recorded were sent (keys may still
+   * be waiting for a retry).
+   */
   async idle(): Promise<void> {
     await Promise.all([this.instances.queue.idle(), this.templates.queue.idle()]);
+    await this.events.drain(EVENT_DRAIN_MS);
   }
 
   /** Stops taking work, lets in-flight reconciles finish (bounded), stops the watches. */
   async stop(graceMs = 10_000): Promise<void> {
     clearInterval(this.resyncTimer);
     await Promise.all([this.instances.shutdown(graceMs), this.templates.shutdown(graceMs)]);
+    await this.events.drain(EVENT_DRAIN_MS);
     await this.webhook?.stop();
     await this.elector
       ?.release()

@@ -39,6 +39,9 @@ export interface KindWait {
 
 const DEFAULT_KIND_WAIT: KindWait = { timeoutMs: 8_000, pollMs: 250 };
 
+/** Dry runs of one step sent at once (live reads use the same bound). */
+const DRY_RUNS_IN_FLIGHT = 8;
+
 /**
  * What was last applied, per object: rendering the same object again while the live object is
  * still at the resourceVersion our apply left it needs neither a dry run nor a write. This keeps
@@ -96,6 +99,8 @@ export interface ApplyRequest {
   ignoreFields?: string[];
   memo?: AppliedMemo;
   kindWait?: KindWait;
+  /** Told before each write, and the returned function after it (see DependencyTracker). */
+  beginWrite?: (object: KubeObject) => (result: KubeObject | undefined) => void;
 }
 
 /** One run of a plan: the state its steps share. */
@@ -109,6 +114,7 @@ class PlanRun {
     readonly desired: KubeObject[],
     readonly live: (KubeObject | undefined)[],
     private readonly kindWait: KindWait,
+    private readonly beginWrite: ApplyRequest['beginWrite'],
   ) {
     this.dryRuns = new Array<KubeObject | undefined>(desired.length);
     this.result = [...live];
@@ -156,20 +162,28 @@ class PlanRun {
       return this.waiting(
         `waiting for kind ${missing} (installed by this Template) to be served by the API server`,
       );
-    for (const i of step.check) {
+    // Dry runs change nothing, so they go out together; the first rejection in install order is
+    // the one reported.
+    const checks = await mapLimit(step.check, DRY_RUNS_IN_FLIGHT, async (i) => {
       try {
         this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { dryRun: true });
+        return undefined;
       } catch (error) {
         return rejection(this.desired[i]!, error, 'dry run');
       }
-    }
+    });
+    const rejected = checks.find((c) => c !== undefined);
+    if (rejected) return rejected;
     for (const i of step.write) {
       const current = this.live[i];
       if (current && sameManagedState(current, this.dryRuns[i]!)) continue;
+      const written = this.beginWrite?.(this.desired[i]!);
       try {
         this.result[i] = await this.cluster.apply(this.desired[i]!);
+        written?.(this.result[i]);
         this.written.push(this.result[i]);
       } catch (error) {
+        written?.(undefined);
         return rejection(this.desired[i]!, error, 'apply');
       }
     }
@@ -225,7 +239,7 @@ export async function applyResources(
   request: ApplyRequest,
 ): Promise<ApplyResult> {
   const { owner, rendered, ignoreFields = [], memo } = request;
-  const live = await mapLimit(rendered, 8, (o) => liveObject(cluster, o));
+  const live = await mapLimit(rendered, DRY_RUNS_IN_FLIGHT, (o) => liveObject(cluster, o));
   for (const object of live) {
     const refusal = object && adoptionRefusal(object, owner);
     if (refusal) return { ok: false, message: refusal, retry: true };
@@ -241,7 +255,13 @@ export async function applyResources(
       wave: waveOf(object),
     })),
   );
-  const run = new PlanRun(cluster, desired, live, request.kindWait ?? DEFAULT_KIND_WAIT);
+  const run = new PlanRun(
+    cluster,
+    desired,
+    live,
+    request.kindWait ?? DEFAULT_KIND_WAIT,
+    request.beginWrite,
+  );
   for (const step of plan.steps) {
     const stopped = await run.step(step);
     // Nothing is remembered from a pass that stopped: an object of a step that did not run

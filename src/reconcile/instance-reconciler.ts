@@ -37,6 +37,7 @@ import {
 import { AppliedMemo, applyResources, type ApplyResult } from './applier.ts';
 import type { ClusterPort, EventRecord } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
+import { EventSender } from './event-sender.ts';
 import type { CacheReader, DependencyTracker, ReconcileMetrics, Trigger } from './reader.ts';
 import { deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
 import { templateFor } from './template-content.ts';
@@ -59,6 +60,8 @@ export interface InstanceReconcilerDeps {
   cache: CacheReader;
   tracker: DependencyTracker;
   metrics?: ReconcileMetrics;
+  /** Where Events go (sent beside the passes); one of its own when not given. */
+  events?: EventSender;
   now: () => Date;
   log: (
     level: 'debug' | 'info' | 'warn' | 'error',
@@ -92,10 +95,15 @@ interface Cleanup {
   note: string;
 }
 
+const NOTHING_TO_CLEAN: Cleanup = { failed: [], retry: false, waiting: false, note: '' };
+
 export class InstanceReconciler implements Reconciler {
   private readonly memo = new AppliedMemo();
+  private readonly events: EventSender;
 
-  constructor(private readonly deps: InstanceReconcilerDeps) {}
+  constructor(private readonly deps: InstanceReconcilerDeps) {
+    this.events = deps.events ?? new EventSender();
+  }
 
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
     const key = `${request.namespace}/${request.name}`;
@@ -105,7 +113,7 @@ export class InstanceReconciler implements Reconciler {
     const instance = await this.load(cluster, key, request);
     if (!instance) return {};
     if (instance.metadata.deletionTimestamp) return this.finalize(cluster, instance);
-    const template = await templateFor(cluster, instance);
+    const template = await templateFor(cluster, instance, this.deps.cache);
     const mode: SyncMode = template?.spec.sync?.mode ?? 'off';
     if (instance.status?.frozen && mode === 'off') {
       // Frozen after its first clean apply: nothing re-applies; its watches are gone.
@@ -115,7 +123,7 @@ export class InstanceReconciler implements Reconciler {
     const evaluation = await this.evaluate(cluster, key, instance, template);
     const pass: Pass = { key, cluster, instance, template, mode, evaluation, trigger };
     if (trigger?.kind === 'source')
-      await this.event(pass, 'Normal', 'SourceChanged', trigger.description);
+      this.event(pass, 'Normal', 'SourceChanged', trigger.description);
     if (!evaluation.ok) return this.reportFailure(pass);
     try {
       const result = await this.applyAndPrune(pass);
@@ -127,7 +135,7 @@ export class InstanceReconciler implements Reconciler {
     }
   }
 
-  /** The instance, with our finalizer; undefined when there is nothing (more) to do now. */
+  /** The instance, with our finalizer (added now if missing); undefined when it is gone. */
   private async load(
     cluster: ClusterPort,
     key: string,
@@ -142,15 +150,14 @@ export class InstanceReconciler implements Reconciler {
       this.deps.tracker.release(key);
       return instance;
     }
-    if (!instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) {
-      // The update event of this write brings the instance back.
-      await cluster.setFinalizers(instance, [
-        ...(instance.metadata.finalizers ?? []),
-        FINALIZER_INSTANCE,
-      ]);
-      return undefined;
-    }
-    return instance;
+    if (instance.metadata.finalizers?.includes(FINALIZER_INSTANCE)) return instance;
+    // The pass goes on with the instance the patch returned; the update event of this write is
+    // recognised as ours and brings nothing back (ownFinalizerAdded in event-routing).
+    const updated = await cluster.setFinalizers(instance, [
+      ...(instance.metadata.finalizers ?? []),
+      FINALIZER_INSTANCE,
+    ]);
+    return updated as unknown as TemplateInstance;
   }
 
   /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
@@ -220,7 +227,7 @@ export class InstanceReconciler implements Reconciler {
     );
     const problem = evaluation.problem!;
     if (problem.reason === InstanceReason.ParameterResolutionFailed) {
-      await this.event(pass, 'Warning', 'ParameterResolutionFailed', problem.message);
+      this.event(pass, 'Warning', 'ParameterResolutionFailed', problem.message);
     }
     if (TERMINAL_REASONS.has(problem.reason) && !problem.transient)
       throw new TerminalError(problem.message);
@@ -232,8 +239,9 @@ export class InstanceReconciler implements Reconciler {
     const owner = this.owner(pass.instance);
     const desired = evaluation.resources;
     const defaults = evaluation.resolved?.defaultsUsed ?? [];
-    await this.reportDefaults(pass, defaults);
+    this.reportDefaults(pass, defaults);
     const previous = pass.instance.status?.renderedResources ?? [];
+    const firstApply = nothingAppliedYet(pass.instance);
     const trackedGVKs = unionGVKs(pass.instance.status?.trackedGVKs, desired);
     const instance = await this.persistTrackedGVKs(pass, trackedGVKs);
     const applied = await applyResources(pass.cluster, {
@@ -241,6 +249,7 @@ export class InstanceReconciler implements Reconciler {
       rendered: desired,
       ignoreFields: ignoredFields(pass),
       memo: this.memo,
+      beginWrite: (object) => this.deps.tracker.beginWrite(object),
     });
     const finish = (apply: ApplyOutcome, freeze?: StatusInput['freeze']): Promise<void> =>
       this.writeStatus(
@@ -249,8 +258,14 @@ export class InstanceReconciler implements Reconciler {
         this.statusOf({ ...pass, instance }, { apply, trackedGVKs, freeze }),
       );
     if (!applied.ok) return this.applyStopped(pass, applied, (apply) => finish(apply));
-    await this.reportWrites(pass, applied.written);
-    const cleanup = await this.cleanUp({ ...pass, instance }, owner, trackedGVKs, previous);
+    this.reportWrites(pass, applied.written);
+    const cleanup = await this.cleanUp(
+      { ...pass, instance },
+      owner,
+      trackedGVKs,
+      previous,
+      firstApply,
+    );
     const rendered = [
       ...applied.live.map((o, i) => renderedRef(o, '', healthOf(o, desired[i]))),
       ...cleanup.failed,
@@ -281,7 +296,7 @@ export class InstanceReconciler implements Reconciler {
     const message = pass.evaluation.redactor.redact(applied.message);
     const renderedResources = pass.instance.status?.renderedResources ?? [];
     if (applied.waiting) {
-      await this.reportWrites(pass, applied.written);
+      this.reportWrites(pass, applied.written);
       await finish({
         ok: false,
         waiting: true,
@@ -292,16 +307,13 @@ export class InstanceReconciler implements Reconciler {
     }
     this.deps.metrics?.applies('failed', 1);
     await finish({ ok: false, message, renderedResources });
-    await this.event(pass, 'Warning', 'ApplyFailed', message);
+    this.event(pass, 'Warning', 'ApplyFailed', message);
     throw applied.retry ? new RetryLater(message) : new TerminalError(message);
   }
 
-  private async reportDefaults(
-    pass: Pass,
-    defaults: { name: string; message: string }[],
-  ): Promise<void> {
+  private reportDefaults(pass: Pass, defaults: { name: string; message: string }[]): void {
     for (const used of defaults) {
-      await this.event(
+      this.event(
         pass,
         'Normal',
         'DefaultValueUsed',
@@ -316,14 +328,16 @@ export class InstanceReconciler implements Reconciler {
     owner: Owner,
     trackedGVKs: string[],
     previous: RenderedResourceRef[],
+    firstApply: boolean,
   ): Promise<Cleanup> {
     if (pass.evaluation.resolved?.transientFallback) {
       const note =
         '; pruning skipped this time because a defaultValue stood in for a source that could not be read';
       return { failed: [], retry: true, waiting: false, note };
     }
+    if (firstApply) return NOTHING_TO_CLEAN;
     const { failed, errors } = await this.prune(pass, owner, trackedGVKs, previous);
-    if (failed.length === 0) return { failed, retry: false, waiting: false, note: '' };
+    if (failed.length === 0) return NOTHING_TO_CLEAN;
     return {
       failed,
       retry: errors,
@@ -332,27 +346,21 @@ export class InstanceReconciler implements Reconciler {
     };
   }
 
-  private async reportWrites(pass: Pass, written: KubeObject[]): Promise<void> {
+  private reportWrites(pass: Pass, written: KubeObject[]): void {
     this.deps.metrics?.applies('applied', written.length);
     this.deps.metrics?.applies('unchanged', pass.evaluation.resources.length - written.length);
     if (written.length === 0) return;
     if (pass.trigger?.kind === 'drift') this.deps.metrics?.driftReverted(written.length);
     const summary = summarize(written);
     if (pass.trigger?.kind === 'drift')
-      await this.event(
+      this.event(
         pass,
         'Normal',
         'DriftReverted',
         `reverted ${written.length} resource(s): ${summary}`,
       );
-    else
-      await this.event(
-        pass,
-        'Normal',
-        'Applied',
-        `applied ${written.length} resource(s): ${summary}`,
-      );
-    this.deps.tracker.applied(pass.key, pass.trigger, written);
+    else this.event(pass, 'Normal', 'Applied', `applied ${written.length} resource(s): ${summary}`);
+    this.deps.tracker.applied(pass.key, pass.trigger);
   }
 
   /** Records every kind about to be applied before anything is applied, so nothing can leak. */
@@ -390,7 +398,7 @@ export class InstanceReconciler implements Reconciler {
     this.deps.metrics?.orphans('deleted', result.deleted.length);
     this.deps.metrics?.orphans(result.allAccepted ? 'pending' : 'failed', result.remaining.length);
     if (result.deleted.length > 0) {
-      await this.event(
+      this.event(
         pass,
         'Normal',
         'Pruned',
@@ -423,7 +431,7 @@ export class InstanceReconciler implements Reconciler {
     // Accepted but held by finalizers: waiting, not failing.
     if (result.remaining.length > 0) return { requeueAfter: WAIT_REQUEUE_MS };
     if (result.deleted.length > 0) {
-      await this.recordEvent(cluster, Redactor.none, {
+      this.recordEvent(cluster, Redactor.none, {
         regarding: instance,
         type: 'Normal',
         reason: 'Pruned',
@@ -457,13 +465,8 @@ export class InstanceReconciler implements Reconciler {
   }
 
   /** An Event on the pass's instance, its message redacted like every other message of it. */
-  private event(
-    pass: Pass,
-    type: 'Normal' | 'Warning',
-    reason: string,
-    message: string,
-  ): Promise<void> {
-    return this.recordEvent(pass.cluster, pass.evaluation.redactor, {
+  private event(pass: Pass, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.recordEvent(pass.cluster, pass.evaluation.redactor, {
       regarding: pass.instance,
       type,
       reason,
@@ -471,19 +474,20 @@ export class InstanceReconciler implements Reconciler {
     });
   }
 
-  private async recordEvent(
-    cluster: ClusterPort,
-    redactor: Redactor,
-    event: EventRecord,
-  ): Promise<void> {
-    try {
-      await cluster.recordEvent({ ...event, message: redactor.redact(event.message) });
-    } catch (error) {
-      this.deps.log('warn', 'could not record event', {
-        reason: event.reason,
-        error: redactor.redact(String(error)),
-      });
-    }
+  /** Queued beside the pass (see EventSender); a failure to record one is logged, not thrown. */
+  private recordEvent(cluster: ClusterPort, redactor: Redactor, event: EventRecord): void {
+    const redacted = { ...event, message: redactor.redact(event.message) };
+    const { namespace = '', name = '' } = event.regarding.metadata;
+    this.events.enqueue(`${namespace}/${name}`, async () => {
+      try {
+        await cluster.recordEvent(redacted);
+      } catch (error) {
+        this.deps.log('warn', 'could not record event', {
+          reason: event.reason,
+          error: redactor.redact(String(error)),
+        });
+      }
+    });
   }
 
   private now(): string {
@@ -503,6 +507,15 @@ function knownSoFar(
   const known = live.flatMap((o, i) => (o ? [renderedRef(o, '', healthOf(o, desired[i]))] : []));
   const keys = new Set(known.map((r) => resourceKey(r)));
   return [...known, ...previous.filter((r) => !keys.has(resourceKey(r)))].slice(0, MAX_RESOURCES);
+}
+
+/**
+ * Kinds are recorded before anything is applied: an instance that recorded none has applied
+ * nothing yet, so it owns nothing a label search could find (its first pass prunes nothing).
+ */
+function nothingAppliedYet(instance: TemplateInstance): boolean {
+  const status = instance.status;
+  return !status?.trackedGVKs?.length && !status?.renderedResources?.length;
 }
 
 /** ignoreFields apply under revert and strict; an off instance applies exactly what it renders. */

@@ -10,6 +10,8 @@ export interface CacheReader {
   /** Instances whose templateRef (namespace defaulted) names this Template. */
   instancesOf(templateNamespace: string, templateName: string): TemplateInstance[];
   templates(): Template[];
+  /** One Template as the cache has it; undefined when the cache has not seen it (yet). */
+  template(namespace: string, name: string): Template | undefined;
 }
 
 /** What triggered a reconcile from the outside, kept until a pass that saw it completes. */
@@ -51,10 +53,12 @@ export interface DependencyTracker {
   /** A pass that handled `trigger` completed; a newer trigger that arrived meanwhile stays. */
   clearTrigger(instanceKey: string, trigger: Trigger | undefined): void;
   /**
-   * Called with what a reconcile wrote: their watch events are our own, not drift; rotation lag
-   * is measured from the trigger.
+   * Called before each apply, and the function it returns with the apply's result (undefined
+   * when it failed): the watch event of that write is our own, not drift.
    */
-  applied(instanceKey: string, trigger: Trigger | undefined, written: KubeObject[]): void;
+  beginWrite(object: KubeObject): (result: KubeObject | undefined) => void;
+  /** A pass wrote what its trigger asked for: rotation lag is measured from the trigger. */
+  applied(instanceKey: string, trigger: Trigger | undefined): void;
 }
 
 /** Counters the reconciler reports to (metrics); every method is optional to call. */

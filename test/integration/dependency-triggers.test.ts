@@ -156,6 +156,7 @@ describe('a watch that starts', () => {
     );
     await anotherPass(second);
     await anotherPass(first);
+    await running.operator.idle();
     expect(await events('first', 'SourceChanged')).toEqual([]);
     expect(await events('second', 'SourceChanged')).toEqual([]);
 
@@ -163,6 +164,7 @@ describe('a watch that starts', () => {
     await user.apply(secret('shared-db', 'one'));
     await eventually(async () => (await password('first')) === 'one', 'the first instance');
     await eventually(async () => (await password('second')) === 'one', 'the second instance');
+    await running.operator.idle();
     for (const name of ['first', 'second'])
       expect((await events(name, 'SourceChanged')).map((e) => e.message)).toEqual([
         `Secret ${ns}/shared-db changed`,
@@ -207,6 +209,7 @@ describe('a pass that fails', () => {
       })) as { data?: Record<string, string> } | undefined;
       return cm?.data?.color === 'blue';
     }, 'the drift to be reverted');
+    await running.operator.idle();
     const failed = await events('guarded', 'ApplyFailed');
     expect(failed.some((e) => e.message?.includes('injected'))).toBe(true);
     const reverted = await eventually(async () => {

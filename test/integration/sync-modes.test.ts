@@ -5,6 +5,7 @@ import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts'
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
+import { eventRecorded } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let ns: string;
@@ -106,14 +107,7 @@ describe('revert', () => {
       async () => (await data('rotating'))?.password === 'second',
       'the rotated password',
     );
-    const events = await user.list('v1', 'Event', { namespace: ns });
-    expect(
-      events.some(
-        (e) =>
-          (e as { reason?: string; message?: string }).reason === 'SourceChanged' &&
-          String((e as { message?: string }).message).includes(`Secret ${ns}/db changed`),
-      ),
-    ).toBe(true);
+    await eventRecorded(user, ns, 'SourceChanged', `Secret ${ns}/db changed`);
   });
 
   it('reverts a manual edit, keeps an ignoreFields edit, and recreates a deleted resource', async () => {
@@ -194,8 +188,7 @@ data:
       async () => (await data('guarded-config'))?.color === 'blue',
       'the deleted ConfigMap to be recreated',
     );
-    const events = await user.list('v1', 'Event', { namespace: ns });
-    expect(events.some((e) => (e as { reason?: string }).reason === 'DriftReverted')).toBe(true);
+    await eventRecorded(user, ns, 'DriftReverted');
   });
 
   it('re-renders a LIST-mode parameter when a matching object is added or removed', async () => {
@@ -277,14 +270,7 @@ data:
       async () => (await data('widget-reader'))?.size === 'unknown',
       'the defaultValue while the kind is not served',
     );
-    const events = await user.list('v1', 'Event', { namespace: ns });
-    expect(
-      events.some(
-        (e) =>
-          (e as { reason?: string; message?: string }).reason === 'DefaultValueUsed' &&
-          String((e as { message?: string }).message).includes('is not served'),
-      ),
-    ).toBe(true);
+    await eventRecorded(user, ns, 'DefaultValueUsed', 'is not served');
 
     await user.apply({
       apiVersion: 'apiextensions.k8s.io/v1',

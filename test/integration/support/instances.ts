@@ -5,6 +5,7 @@ import type { KubeObject } from '../../../src/api/object-meta.ts';
 import type { TemplateInstanceStatus } from '../../../src/api/template-instance.ts';
 import { API_VERSION } from '../../../src/api/well-known.ts';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
+import { eventually } from './operator.ts';
 
 /** A TemplateInstance of the Template `templateName` in its own namespace. */
 export function instanceObject(
@@ -40,4 +41,29 @@ export function conditionOf(
   type = 'Ready',
 ): Condition | undefined {
   return status?.conditions?.find((c) => c.type === type);
+}
+
+interface EventView {
+  reason?: string;
+  message?: string;
+  involvedObject?: { kind?: string; name?: string };
+}
+
+/**
+ * Waits for an Event in `namespace` with `reason` (and a message containing `text`): the
+ * operator sends Events beside its reconciles, so one may land just after what it reports on.
+ */
+export async function eventRecorded(
+  user: KubeCluster,
+  namespace: string,
+  reason: string,
+  text = '',
+): Promise<EventView> {
+  return eventually(
+    async () => {
+      const events = (await user.list('v1', 'Event', { namespace })) as unknown as EventView[];
+      return events.find((e) => e.reason === reason && String(e.message).includes(text));
+    },
+    `an Event ${reason}${text ? ` mentioning "${text}"` : ''} in ${namespace}`,
+  );
 }
