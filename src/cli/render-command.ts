@@ -3,8 +3,16 @@
 import { stringify } from 'yaml';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { readyCondition } from '../engine/conditions.ts';
-import { evaluateInstance, templateRefOf } from '../engine/instance-evaluation.ts';
+import { InstanceConditionType, InstanceReason } from '../api/condition.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import { draft, readyCondition, type ConditionDraft } from '../engine/conditions.ts';
+import {
+  evaluateInstance,
+  templateRefOf,
+  type InstanceEvaluation,
+} from '../engine/instance-evaluation.ts';
+import { describeObject, waveOf } from '../engine/inventory.ts';
+import type { ObservedInput } from '../engine/observed.ts';
 import { MemorySource } from '../engine/memory-source.ts';
 import { formatProblem } from '../engine/problem.ts';
 import { validateAgainstCrd, type CrdKind } from '../engine/schema-validation.ts';
@@ -29,7 +37,8 @@ export const RENDER_COMMAND: CommandSpec = {
       type: 'string',
       multiple: true,
       value: 'O.yaml',
-      description: 'objects valueFrom reads: Secrets, ConfigMaps, any kind',
+      description:
+        'objects valueFrom reads (Secrets, ConfigMaps, any kind), and the producers observed reads',
     },
     output: {
       type: 'string',
@@ -108,25 +117,33 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
   const namespace = objects.find(
     (o) => o.kind === 'Namespace' && o.metadata.name === instance.metadata.namespace,
   );
+  const port = new MemorySource(objects);
   const evaluation = await evaluateInstance({
     instance,
     template: matches ? loaded.template : undefined,
     namespaceLabels: namespace?.metadata.labels ?? {},
-    port: new MemorySource(objects),
+    port,
+    // Offline, the live producers of observed reads are whatever --objects holds.
+    observe: async (ref) => {
+      const read = await port.get(ref);
+      return read.ok ? read.value : undefined;
+    },
   });
-  const conditions = [...evaluation.conditions, readyCondition(evaluation.conditions)];
-  const exitCode = evaluation.ok ? 0 : 1;
+  const evaluated = withObservedGaps(evaluation);
+  const conditions = [...evaluated.conditions, readyCondition(evaluated.conditions)];
+  const ok = evaluation.ok && evaluated.ok;
+  const exitCode = ok ? 0 : 1;
   if (args.output === 'json') {
-    const phase = evaluation.ok ? 'Ready' : 'Failed';
+    const phase = ok ? 'Ready' : 'Failed';
     const report = {
       phase,
       conditions,
       resolvedParameters: evaluation.resolved?.status ?? [],
-      resources: evaluation.resources,
+      resources: ok ? evaluation.resources : [],
     };
     return { exitCode, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
   }
-  if (!evaluation.ok) {
+  if (!ok) {
     const failedCondition = conditions[conditions.length - 2]!;
     return {
       exitCode,
@@ -134,6 +151,52 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
       stderr: `${failedCondition.type}=False ${failedCondition.reason}: ${failedCondition.message}\n`,
     };
   }
-  const yaml = evaluation.resources.map((r) => stringify(r, { version: '1.1' })).join('---\n');
-  return { exitCode, stdout: yaml, stderr: '' };
+  return { exitCode, stdout: manifests(evaluation), stderr: '' };
+}
+
+/**
+ * Offline there is no later pass in which a missing producer appears: an object whose observed
+ * input is not in --objects cannot be rendered, and the render fails naming it.
+ */
+function withObservedGaps(evaluation: InstanceEvaluation): {
+  ok: boolean;
+  conditions: ConditionDraft[];
+} {
+  const gap = evaluation.resources.findIndex((_, i) => evaluation.waits[i] !== undefined);
+  if (!evaluation.ok || gap < 0) return { ok: true, conditions: evaluation.conditions };
+  const reader = evaluation.resources[gap]!;
+  const input = evaluation.observed[gap]!.find((o) => o.state !== 'found')!;
+  const producer = `${input.apiVersion} ${describeObject({ kind: input.kind, name: input.name, namespace: reader.metadata.namespace })}`;
+  const message =
+    input.state === 'missing'
+      ? `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but ${producer} is not in the --objects files; add it (kubectl get -o yaml) to render ${describeObject(reader)}`
+      : `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but the JSONPath matched nothing in the ${producer} of the --objects files`;
+  const conditions = evaluation.conditions.filter((c) => c.type !== InstanceConditionType.Rendered);
+  conditions.push(
+    draft(
+      InstanceConditionType.Rendered,
+      false,
+      InstanceReason.TemplateExecutionFailed,
+      evaluation.redactor.redact(message),
+    ),
+  );
+  return { ok: false, conditions };
+}
+
+/** A `# wave N` comment on each document when there are several waves, and its observed inputs. */
+function annotations(object: KubeObject, inputs: ObservedInput[], waves: boolean): string {
+  const lines = waves ? [`# wave ${waveOf(object)}`] : [];
+  for (const input of inputs)
+    lines.push(
+      `# observed from --objects: ${input.jsonPath} of ${input.apiVersion} ${describeObject({ kind: input.kind, name: input.name, namespace: object.metadata.namespace })}`,
+    );
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+function manifests(evaluation: InstanceEvaluation): string {
+  const { resources, observed } = evaluation;
+  const waves = new Set(resources.map(waveOf)).size > 1;
+  return resources
+    .map((r, i) => `${annotations(r, observed[i] ?? [], waves)}${stringify(r, { version: '1.1' })}`)
+    .join('---\n');
 }

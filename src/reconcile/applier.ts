@@ -96,6 +96,11 @@ export interface ApplyRequest {
   ignoreFields?: string[];
   memo?: AppliedMemo;
   kindWait?: KindWait;
+  /**
+   * Aligned with `rendered`: why an object must not be applied yet (an `observed` input not
+   * there), or undefined. Such an object was rendered with "" in place of the value.
+   */
+  waits?: readonly (string | undefined)[];
 }
 
 /** One run of a plan: the state its steps share. */
@@ -109,6 +114,7 @@ class PlanRun {
     readonly desired: KubeObject[],
     readonly live: (KubeObject | undefined)[],
     private readonly kindWait: KindWait,
+    private readonly waits: readonly (string | undefined)[] = [],
   ) {
     this.dryRuns = new Array<KubeObject | undefined>(desired.length);
     this.result = [...live];
@@ -151,6 +157,10 @@ class PlanRun {
   async step(step: ApplyStep): Promise<ApplyResult | undefined> {
     const unhealthy = this.unhealthyWave(step);
     if (unhealthy) return this.waiting(unhealthy);
+    // Checked after the wave gate: a producer of an earlier wave that is not healthy yet is the
+    // first thing to report; here it is healthy but what the object reads is not there.
+    const held = [...step.check, ...step.write].map((i) => this.waits[i]).find((w) => w);
+    if (held) return this.waiting(`wave ${step.wave ?? 0}: ${held}`);
     const missing = await this.awaitKinds(step.awaitKinds);
     if (missing)
       return this.waiting(
@@ -241,7 +251,13 @@ export async function applyResources(
       wave: waveOf(object),
     })),
   );
-  const run = new PlanRun(cluster, desired, live, request.kindWait ?? DEFAULT_KIND_WAIT);
+  const run = new PlanRun(
+    cluster,
+    desired,
+    live,
+    request.kindWait ?? DEFAULT_KIND_WAIT,
+    request.waits,
+  );
   for (const step of plan.steps) {
     const stopped = await run.step(step);
     // Nothing is remembered from a pass that stopped: an object of a step that did not run
