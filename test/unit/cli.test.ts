@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { main } from '../../src/cli.ts';
 import { RENDER_COMMAND } from '../../src/cli/render-command.ts';
 import { VALIDATE_COMMAND } from '../../src/cli/validate-command.ts';
@@ -53,6 +54,76 @@ describe('stencil render', () => {
     expect(result).toMatchObject({ exitCode: 0, stderr: '' });
     expect(result.stdout).toContain('kind: Deployment');
     expect(result.stdout).toContain('stencil.dev/instance-ref: team-a/shop');
+  });
+
+  it('prints the waves and marks what observed read from --objects, as valid YAML', async () => {
+    const files = ['objects.yaml', 'observed.yaml'].map((f) => sample('ordered-rollout', f));
+    const result = await main([
+      'render',
+      '--template',
+      sample('ordered-rollout', 'template.yaml'),
+      '--instance',
+      sample('ordered-rollout', 'instance.yaml'),
+      ...files.flatMap((f) => ['--objects', f]),
+    ]);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    const documents = result.stdout.split('---\n');
+    expect(documents.map((d) => d.split('\n').filter((l) => l.startsWith('# ')))).toEqual([
+      ['# wave 0'],
+      ['# wave 1', '# observed from --objects: .spec.clusterIP of v1 Service team-a/orders'],
+      ['# wave 2'],
+    ]);
+    const parsed = parseAllDocuments(result.stdout, { version: '1.1' });
+    expect(Array.isArray(parsed) && parsed.map((d) => d.errors)).toEqual([[], [], []]);
+    expect(Array.isArray(parsed) && parsed[1]!.toJS()).toMatchObject({
+      kind: 'ConfigMap',
+      data: { ORDERS_HOST: '10.0.12.34', ORDERS_URL: 'http://10.0.12.34:8080' },
+    });
+  });
+
+  it('prints no wave comments when everything is in one wave', async () => {
+    const result = await main([
+      'render',
+      '--template',
+      sample('web-app', 'template.yaml'),
+      '--instance',
+      sample('web-app', 'instance.yaml'),
+      '--objects',
+      sample('web-app', 'objects.yaml'),
+    ]);
+    expect(result.stdout).not.toContain('# ');
+  });
+
+  it('fails, naming the object, when the producer observed reads is not in --objects', async () => {
+    const args = [
+      'render',
+      '--template',
+      sample('ordered-rollout', 'template.yaml'),
+      '--instance',
+      sample('ordered-rollout', 'instance.yaml'),
+      '--objects',
+      sample('ordered-rollout', 'objects.yaml'),
+    ];
+    const message =
+      'ConfigMap team-a/orders-endpoints reads .spec.clusterIP of v1 Service team-a/orders with observed, but v1 Service team-a/orders is not in the --objects files; add it (kubectl get -o yaml) to render ConfigMap team-a/orders-endpoints';
+    expect(await main(args)).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr: `Rendered=False TemplateExecutionFailed: ${message}\n`,
+    });
+    const json = await main([...args, '-o', 'json']);
+    expect(json.exitCode).toBe(1);
+    const report = JSON.parse(json.stdout) as {
+      phase: string;
+      conditions: { type: string; status: string; message: string }[];
+      resources: unknown[];
+    };
+    expect(report.phase).toBe('Failed');
+    expect(report.resources).toEqual([]);
+    expect(report.conditions.slice(-2)).toEqual([
+      { type: 'Rendered', status: 'False', reason: 'TemplateExecutionFailed', message },
+      { type: 'Ready', status: 'False', reason: 'TemplateExecutionFailed', message },
+    ]);
   });
 
   it('reports a failing instance as JSON with Ready copying the first failure, and exits 1', async () => {
