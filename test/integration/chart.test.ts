@@ -368,6 +368,14 @@ describe('the operator under exactly the chart RBAC', () => {
       namespace?: string,
     ): Promise<KubeObject | undefined> => admin.cluster.get({ apiVersion, kind, name, namespace });
     expect(await get('apps/v1', 'Deployment', 'shop', teamA)).toBeDefined();
+    // samples/ordered-rollout: wave 1 read the cluster IP wave 0's Service was given.
+    const inventory = (await get('v1', 'Service', 'inventory', teamA)) as unknown as {
+      spec: { clusterIP: string };
+    };
+    expect((await get('v1', 'ConfigMap', 'inventory-endpoints', teamA))?.data).toMatchObject({
+      INVENTORY_HOST: inventory.spec.clusterIP,
+      INVENTORY_URL: `http://${inventory.spec.clusterIP}:8080`,
+    });
     expect(await get('v1', 'Namespace', renamed('team-c'))).toBeDefined();
     expect(
       await get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'tenant-admins', renamed('team-c')),

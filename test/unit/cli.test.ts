@@ -70,14 +70,14 @@ describe('stencil render', () => {
     const documents = result.stdout.split('---\n');
     expect(documents.map((d) => d.split('\n').filter((l) => l.startsWith('# ')))).toEqual([
       ['# wave 0'],
-      ['# wave 1', '# observed from --objects: .spec.clusterIP of v1 Service team-a/orders'],
+      ['# wave 1', '# observed from --objects: .spec.clusterIP of v1 Service team-a/inventory'],
       ['# wave 2'],
     ]);
     const parsed = parseAllDocuments(result.stdout, { version: '1.1' });
     expect(Array.isArray(parsed) && parsed.map((d) => d.errors)).toEqual([[], [], []]);
     expect(Array.isArray(parsed) && parsed[1]!.toJS()).toMatchObject({
       kind: 'ConfigMap',
-      data: { ORDERS_HOST: '10.0.12.34', ORDERS_URL: 'http://10.0.12.34:8080' },
+      data: { INVENTORY_HOST: '10.0.12.34', INVENTORY_URL: 'http://10.0.12.34:8080' },
     });
   });
 
@@ -105,7 +105,7 @@ describe('stencil render', () => {
       sample('ordered-rollout', 'objects.yaml'),
     ];
     const message =
-      'ConfigMap team-a/orders-endpoints reads .spec.clusterIP of v1 Service team-a/orders with observed, but v1 Service team-a/orders is not in the --objects files; add it (kubectl get -o yaml) to render ConfigMap team-a/orders-endpoints';
+      'ConfigMap team-a/inventory-endpoints reads .spec.clusterIP of v1 Service team-a/inventory with observed, but v1 Service team-a/inventory is not in the --objects files; add it (kubectl get -o yaml) to render ConfigMap team-a/inventory-endpoints';
     expect(await main(args)).toEqual({
       exitCode: 1,
       stdout: '',
