@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { main } from '../../src/cli.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -39,6 +40,15 @@ describe('golden renders', () => {
     expect(result.stdout).toBe(readFileSync(expectedPath, 'utf8'));
     const report = JSON.parse(result.stdout) as { phase: string };
     expect(result.exitCode).toBe(report.phase === 'Ready' ? 0 : 1);
+  });
+
+  it('gives every sample instance a name of its own (the playground applies them all)', () => {
+    const names = cases('samples').map(({ dir }) => {
+      const text = readFileSync(join(dir, 'instance.yaml'), 'utf8');
+      const metadata = (parse(text) as { metadata: { name: string; namespace: string } }).metadata;
+      return `${metadata.namespace}/${metadata.name}`;
+    });
+    expect(new Set(names).size).toBe(names.length);
   });
 
   it('covers at least six samples', () => {
