@@ -289,6 +289,30 @@ data:
     expect((await user.get(cm))?.data).toEqual({ host: ip, url: `postgres://${ip}:5432` });
   });
 
+  it('makes a Template that reads an object of the same wave Invalid, naming both', async () => {
+    await user.apply(
+      template(
+        'same-wave',
+        producerAndReader.replace('stencil.dev/wave: "1"', 'stencil.dev/wave: "0"'),
+      ),
+    );
+    const status = await eventually(async () => {
+      const object = await user.get({
+        apiVersion: API_VERSION,
+        kind: 'Template',
+        name: 'same-wave',
+        namespace: ns,
+      });
+      const s = (
+        object as { status?: { phase?: string; conditions?: { type: string; message: string }[] } }
+      )?.status;
+      return s?.phase === 'Invalid' && s;
+    }, 'the Template to be Invalid');
+    expect(status.conditions?.find((c) => c.type === 'Valid')?.message).toContain(
+      'ConfigMap "{{instance.name}}-endpoint" (wave 0) reads Service "observed-db" (wave 0, line 1) with observed',
+    );
+  });
+
   it('waits, naming the object and the path, while the JSONPath matches nothing', async () => {
     const body = `apiVersion: v1
 kind: ConfigMap
