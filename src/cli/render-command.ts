@@ -12,7 +12,7 @@ import {
   type InstanceEvaluation,
 } from '../engine/instance-evaluation.ts';
 import { describeObject, waveOf } from '../engine/inventory.ts';
-import type { ObservedInput } from '../engine/observed.ts';
+import { observedProducer, type ObservedInput } from '../engine/observed.ts';
 import { MemorySource } from '../engine/memory-source.ts';
 import { formatProblem } from '../engine/problem.ts';
 import { validateAgainstCrd, type CrdKind } from '../engine/schema-validation.ts';
@@ -166,7 +166,9 @@ function withObservedGaps(evaluation: InstanceEvaluation): {
   if (!evaluation.ok || gap < 0) return { ok: true, conditions: evaluation.conditions };
   const reader = evaluation.resources[gap]!;
   const input = evaluation.observed[gap]!.find((o) => o.state !== 'found')!;
-  const producer = `${input.apiVersion} ${describeObject({ kind: input.kind, name: input.name, namespace: reader.metadata.namespace })}`;
+  const namespace = reader.metadata.namespace ?? '';
+  const found = observedProducer(input, evaluation.resources, namespace);
+  const producer = `${input.apiVersion} ${describeObject(found ?? { kind: input.kind, name: input.name, namespace })}`;
   const message =
     input.state === 'missing'
       ? `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but ${producer} is not in the --objects files; add it (kubectl get -o yaml) to render ${describeObject(reader)}`
@@ -184,11 +186,16 @@ function withObservedGaps(evaluation: InstanceEvaluation): {
 }
 
 /** A `# wave N` comment on each document when there are several waves, and its observed inputs. */
-function annotations(object: KubeObject, inputs: ObservedInput[], waves: boolean): string {
+function annotations(
+  object: KubeObject,
+  inputs: ObservedInput[],
+  all: KubeObject[],
+  waves: boolean,
+): string {
   const lines = waves ? [`# wave ${waveOf(object)}`] : [];
   for (const input of inputs)
     lines.push(
-      `# observed from --objects: ${input.jsonPath} of ${input.apiVersion} ${describeObject({ kind: input.kind, name: input.name, namespace: object.metadata.namespace })}`,
+      `# observed from --objects: ${input.jsonPath} of ${input.apiVersion} ${describeObject(observedProducer(input, all, object.metadata.namespace ?? '') ?? input)}`,
     );
   return lines.map((line) => `${line}\n`).join('');
 }
@@ -197,6 +204,9 @@ function manifests(evaluation: InstanceEvaluation): string {
   const { resources, observed } = evaluation;
   const waves = new Set(resources.map(waveOf)).size > 1;
   return resources
-    .map((r, i) => `${annotations(r, observed[i] ?? [], waves)}${stringify(r, { version: '1.1' })}`)
+    .map(
+      (r, i) =>
+        `${annotations(r, observed[i] ?? [], resources, waves)}${stringify(r, { version: '1.1' })}`,
+    )
     .join('---\n');
 }

@@ -207,7 +207,7 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
     resolved: resolved.value,
     resources,
     observed,
-    waits: resources.map((o, i) => observedWait(o, observed[i]!, namespace)),
+    waits: resources.map((o, i) => observedWait(o, observed[i]!, resources, namespace)),
     syncMode,
     redactor: resolved.value.redactor,
   };

@@ -63,17 +63,21 @@ export function isSecretRef(ref: { apiVersion: string; kind: string }): boolean 
   return ref.apiVersion === 'v1' && ref.kind === 'Secret';
 }
 
-function producerOf(
+/**
+ * The rendered object an observed input reads: the one of that apiVersion, kind and name in the
+ * instance's namespace, or cluster-scoped (no namespace once placed).
+ */
+export function observedProducer(
   input: ObservedRef,
   objects: readonly KubeObject[],
-  namespace: string | undefined,
+  instanceNamespace: string,
 ): KubeObject | undefined {
   return objects.find(
     (o) =>
       o.apiVersion === input.apiVersion &&
       o.kind === input.kind &&
       o.metadata.name === input.name &&
-      (namespace === undefined || (o.metadata.namespace ?? namespace) === namespace),
+      (o.metadata.namespace === undefined || o.metadata.namespace === instanceNamespace),
   );
 }
 
@@ -90,10 +94,9 @@ export function observedPlacementProblems(
   const problems: Problem[] = [];
   objects.forEach((reader, i) => {
     for (const input of inputs[i] ?? []) {
-      const producer =
-        producerOf(input, objects, instanceNamespace) ?? producerOf(input, objects, undefined);
+      const producer = observedProducer(input, objects, instanceNamespace);
       const read = `${describeObject(reader)} reads ${input.jsonPath} of ${input.apiVersion} ${input.kind} "${input.name}" with observed`;
-      if (!producer || (producer.metadata.namespace ?? instanceNamespace) !== instanceNamespace) {
+      if (!producer) {
         problems.push({
           path: 'spec.handlebars',
           reason: InstanceReason.TemplateExecutionFailed,
@@ -114,19 +117,25 @@ export function observedPlacementProblems(
   return problems;
 }
 
-/** Why `reader` cannot be applied yet, or nothing when every observed input was found. */
+/**
+ * Why `reader` cannot be applied yet, or nothing when every observed input was found. `objects`
+ * are the placed objects of the same render (the producer is one of them).
+ */
 export function observedWait(
   reader: KubeObject,
   inputs: readonly ObservedInput[],
+  objects: readonly KubeObject[],
   instanceNamespace: string,
 ): string | undefined {
   const pending = inputs.find((input) => input.state !== 'found');
   if (!pending) return undefined;
-  const producer = describeObject({
-    kind: pending.kind,
-    name: pending.name,
-    namespace: instanceNamespace,
-  });
+  const producer = describeObject(
+    observedProducer(pending, objects, instanceNamespace) ?? {
+      kind: pending.kind,
+      name: pending.name,
+      namespace: instanceNamespace,
+    },
+  );
   return pending.state === 'missing'
     ? `${describeObject(reader)} waits for ${producer}, which it reads with observed (not applied by this instance yet)`
     : `${describeObject(reader)} waits for ${producer}: observed ${pending.jsonPath} matched nothing in it`;
