@@ -140,6 +140,10 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
       conditions,
       resolvedParameters: evaluation.resolved?.status ?? [],
       resources: ok ? evaluation.resources : [],
+      // Only when something was read: the report of a Template without observed is unchanged.
+      ...(ok && evaluation.observed.some((inputs) => inputs.length > 0)
+        ? { observed: observedReport(evaluation) }
+        : {}),
     };
     return { exitCode, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
   }
@@ -183,6 +187,20 @@ function withObservedGaps(evaluation: InstanceEvaluation): {
     ),
   );
   return { ok: false, conditions };
+}
+
+/** Which object read what with `observed`, all of it from the --objects files. */
+function observedReport(
+  evaluation: InstanceEvaluation,
+): { resource: string; reads: string; jsonPath: string; from: '--objects' }[] {
+  return evaluation.resources.flatMap((reader, i) =>
+    (evaluation.observed[i] ?? []).map((input) => ({
+      resource: `${reader.apiVersion} ${describeObject(reader)}`,
+      reads: `${input.apiVersion} ${describeObject(observedProducer(input, evaluation.resources, reader.metadata.namespace ?? '') ?? input)}`,
+      jsonPath: input.jsonPath,
+      from: '--objects' as const,
+    })),
+  );
 }
 
 /** A `# wave N` comment on each document when there are several waves, and its observed inputs. */

@@ -81,6 +81,29 @@ describe('stencil render', () => {
     });
   });
 
+  it('lists what observed read, and from where, in the JSON report', async () => {
+    const files = ['objects.yaml', 'observed.yaml'].map((f) => sample('ordered-rollout', f));
+    const result = await main([
+      'render',
+      '--template',
+      sample('ordered-rollout', 'template.yaml'),
+      '--instance',
+      sample('ordered-rollout', 'instance.yaml'),
+      ...files.flatMap((f) => ['--objects', f]),
+      '-o',
+      'json',
+    ]);
+    expect(result.exitCode).toBe(0);
+    expect((JSON.parse(result.stdout) as { observed: unknown }).observed).toEqual([
+      {
+        resource: 'v1 ConfigMap team-a/inventory-endpoints',
+        reads: 'v1 Service team-a/inventory',
+        jsonPath: '.spec.clusterIP',
+        from: '--objects',
+      },
+    ]);
+  });
+
   it('prints no wave comments when everything is in one wave', async () => {
     const result = await main([
       'render',
