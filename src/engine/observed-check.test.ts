@@ -51,6 +51,43 @@ describe('the static placement check of observed (Valid condition)', () => {
     ]);
   });
 
+  it('reads identities written in flow style or quoted, and negative waves', () => {
+    const body = `apiVersion: "v1"
+kind: 'Service'
+metadata: { name: "db", annotations: { stencil.dev/wave: "-1" } }
+spec: { ports: [{ port: 5432 }] }
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: cfg }
+data:
+  ip: {{observed "v1" "Service" "db" ".spec.clusterIP"}}
+`;
+    expect(validate(body)).toEqual({ phase: 'Valid', messages: [] });
+    expect(validate(body.replace('"-1"', '"0"')).messages).toEqual([
+      'line 10, column 7: ConfigMap "cfg" (wave 0) reads Service "db" (wave 0, line 1) with observed: an object reads only objects of earlier waves; give ConfigMap "cfg" a stencil.dev/wave above 0',
+    ]);
+  });
+
+  it("does not take a name nested under metadata for the object's own", () => {
+    const body = `apiVersion: v1
+kind: Service
+metadata:
+  labels:
+    name: db
+  name: other
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: cfg, annotations: { stencil.dev/wave: "1" } }
+data:
+  ip: {{observed "v1" "Service" "db" ".spec.clusterIP"}}
+`;
+    expect(validate(body).messages).toEqual([
+      expect.stringContaining('observed reads v1 Service "db", but no document of this Template'),
+    ]);
+  });
+
   it('refuses an object reading itself', () => {
     const body = `apiVersion: v1
 kind: ConfigMap

@@ -24,8 +24,9 @@ interface DocumentText {
 
 const SEPARATOR = /^---(\s|$)/;
 const TOP_KEY = (key: string): RegExp => new RegExp(`^${key}:\\s*(.*)$`);
-const WAVE_LINE = new RegExp(
-  `^\\s*(["']?)${ANNOTATION_WAVE.replace(/[./]/g, '\\$&')}\\1\\s*:\\s*(.*)$`,
+/** The annotation in block style (`key: "1"`) or inside a flow mapping (`{ key: "1", ... }`). */
+const WAVE_ENTRY = new RegExp(
+  `(["']?)${ANNOTATION_WAVE.replace(/[./]/g, '\\$&')}\\1\\s*:\\s*("[^"]*"|'[^']*'|[^,}\\s#]+)`,
 );
 
 /** The literal value of a YAML scalar written on one line, or undefined (Handlebars, not a scalar). */
@@ -65,7 +66,7 @@ function documentsOf(body: string): DocumentText[] {
     const own = lines.slice(first, last + 1);
     const find = (re: RegExp): string | undefined =>
       own.map((line) => re.exec(line)?.[1]).find((v) => v !== undefined);
-    const waveRaw = own.map((line) => WAVE_LINE.exec(line)?.[2]).find((v) => v !== undefined);
+    const waveRaw = own.map((line) => WAVE_ENTRY.exec(line)?.[2]).find((v) => v !== undefined);
     const waveText = waveRaw === undefined ? '0' : literal(waveRaw);
     const nameText = nameOf(own)?.trim();
     documents.push({
@@ -89,7 +90,7 @@ function documentsOf(body: string): DocumentText[] {
 }
 
 function describe(document: DocumentText): string {
-  return `${document.kind ?? 'the object'} "${document.nameText ?? '?'}"`;
+  return `${document.kind ?? 'the object'} "${document.name ?? document.nameText ?? '?'}"`;
 }
 
 function problem(call: ObservedCall, message: string): Problem {
