@@ -1,7 +1,7 @@
 // The `stencil` command as a user runs it: exit codes 0/1/2, one-line errors, JSON shape, and
 // the built binary (dist/cli.js, built by `npm run build` before `npm test`).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -309,6 +309,21 @@ describe('stencil validate', () => {
     );
     expect(result.stderr).toMatch(
       /undeclared.yaml#1 Template team-a\/app2: ValidationFailed: spec.handlebars: line 6, column 12: reference to undeclared parameter "parameters.prot"/,
+    );
+  });
+
+  it('refuses an observed read of an object of the same wave, naming both objects, exit 1', () => {
+    const sameWave = write(
+      'same-wave.yaml',
+      readFileSync(sample('ordered-rollout', 'template.yaml'), 'utf8').replace(
+        'stencil.dev/wave: "1"',
+        'stencil.dev/wave: "0"',
+      ),
+    );
+    const result = validateFiles(sameWave);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      'same-wave.yaml#1 Template platform/inventory-backend: ValidationFailed: spec.handlebars: line 19, column 19: ConfigMap "inventory-endpoints" (wave 0) reads Service "inventory" (wave 0, line 1) with observed',
     );
   });
 
