@@ -1,5 +1,6 @@
 // `stencil render`: renders an instance offline exactly as the operator would (the same
-// evaluateInstance path), resolving valueFrom against the objects in --objects files.
+// evaluateInstance path), resolving valueFrom and `observed` against the objects in --objects
+// files, and showing the waves and what `observed` read.
 import { stringify } from 'yaml';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
