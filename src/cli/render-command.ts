@@ -1,10 +1,19 @@
 // `stencil render`: renders an instance offline exactly as the operator would (the same
-// evaluateInstance path), resolving valueFrom against the objects in --objects files.
+// evaluateInstance path), resolving valueFrom and `observed` against the objects in --objects
+// files, and showing the waves and what `observed` read.
 import { stringify } from 'yaml';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { readyCondition } from '../engine/conditions.ts';
-import { evaluateInstance, templateRefOf } from '../engine/instance-evaluation.ts';
+import { InstanceConditionType, InstanceReason } from '../api/condition.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import { draft, readyCondition, type ConditionDraft } from '../engine/conditions.ts';
+import {
+  evaluateInstance,
+  templateRefOf,
+  type InstanceEvaluation,
+} from '../engine/instance-evaluation.ts';
+import { describeObject, waveOf } from '../engine/inventory.ts';
+import { observedProducer, type ObservedInput } from '../engine/observed.ts';
 import { MemorySource } from '../engine/memory-source.ts';
 import { formatProblem } from '../engine/problem.ts';
 import { validateAgainstCrd, type CrdKind } from '../engine/schema-validation.ts';
@@ -29,7 +38,8 @@ export const RENDER_COMMAND: CommandSpec = {
       type: 'string',
       multiple: true,
       value: 'O.yaml',
-      description: 'objects valueFrom reads: Secrets, ConfigMaps, any kind',
+      description:
+        'objects valueFrom reads (Secrets, ConfigMaps, any kind), and the producers observed reads',
     },
     output: {
       type: 'string',
@@ -108,25 +118,37 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
   const namespace = objects.find(
     (o) => o.kind === 'Namespace' && o.metadata.name === instance.metadata.namespace,
   );
+  const port = new MemorySource(objects);
   const evaluation = await evaluateInstance({
     instance,
     template: matches ? loaded.template : undefined,
     namespaceLabels: namespace?.metadata.labels ?? {},
-    port: new MemorySource(objects),
+    port,
+    // Offline, the live producers of observed reads are whatever --objects holds.
+    observe: async (ref) => {
+      const read = await port.get(ref);
+      return read.ok ? read.value : undefined;
+    },
   });
-  const conditions = [...evaluation.conditions, readyCondition(evaluation.conditions)];
-  const exitCode = evaluation.ok ? 0 : 1;
+  const evaluated = withObservedGaps(evaluation);
+  const conditions = [...evaluated.conditions, readyCondition(evaluated.conditions)];
+  const ok = evaluation.ok && evaluated.ok;
+  const exitCode = ok ? 0 : 1;
   if (args.output === 'json') {
-    const phase = evaluation.ok ? 'Ready' : 'Failed';
+    const phase = ok ? 'Ready' : 'Failed';
     const report = {
       phase,
       conditions,
       resolvedParameters: evaluation.resolved?.status ?? [],
-      resources: evaluation.resources,
+      resources: ok ? evaluation.resources : [],
+      // Only when something was read: the report of a Template without observed is unchanged.
+      ...(ok && evaluation.observed.some((inputs) => inputs.length > 0)
+        ? { observed: observedReport(evaluation) }
+        : {}),
     };
     return { exitCode, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
   }
-  if (!evaluation.ok) {
+  if (!ok) {
     const failedCondition = conditions[conditions.length - 2]!;
     return {
       exitCode,
@@ -134,6 +156,76 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
       stderr: `${failedCondition.type}=False ${failedCondition.reason}: ${failedCondition.message}\n`,
     };
   }
-  const yaml = evaluation.resources.map((r) => stringify(r, { version: '1.1' })).join('---\n');
-  return { exitCode, stdout: yaml, stderr: '' };
+  return { exitCode, stdout: manifests(evaluation), stderr: '' };
+}
+
+/**
+ * Offline there is no later pass in which a missing producer appears: an object whose observed
+ * input is not in --objects cannot be rendered, and the render fails naming it.
+ */
+function withObservedGaps(evaluation: InstanceEvaluation): {
+  ok: boolean;
+  conditions: ConditionDraft[];
+} {
+  const gap = evaluation.resources.findIndex((_, i) => evaluation.waits[i] !== undefined);
+  if (!evaluation.ok || gap < 0) return { ok: true, conditions: evaluation.conditions };
+  const reader = evaluation.resources[gap]!;
+  const input = evaluation.observed[gap]!.find((o) => o.state !== 'found')!;
+  const namespace = reader.metadata.namespace ?? '';
+  const found = observedProducer(input, evaluation.resources, namespace);
+  const producer = `${input.apiVersion} ${describeObject(found ?? { kind: input.kind, name: input.name, namespace })}`;
+  const message =
+    input.state === 'missing'
+      ? `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but ${producer} is not in the --objects files; add it (kubectl get -o yaml) to render ${describeObject(reader)}`
+      : `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but the JSONPath matched nothing in the ${producer} of the --objects files`;
+  const conditions = evaluation.conditions.filter((c) => c.type !== InstanceConditionType.Rendered);
+  conditions.push(
+    draft(
+      InstanceConditionType.Rendered,
+      false,
+      InstanceReason.TemplateExecutionFailed,
+      evaluation.redactor.redact(message),
+    ),
+  );
+  return { ok: false, conditions };
+}
+
+/** Which object read what with `observed`, all of it from the --objects files. */
+function observedReport(
+  evaluation: InstanceEvaluation,
+): { resource: string; reads: string; jsonPath: string; from: '--objects' }[] {
+  return evaluation.resources.flatMap((reader, i) =>
+    (evaluation.observed[i] ?? []).map((input) => ({
+      resource: `${reader.apiVersion} ${describeObject(reader)}`,
+      reads: `${input.apiVersion} ${describeObject(observedProducer(input, evaluation.resources, reader.metadata.namespace ?? '') ?? input)}`,
+      jsonPath: input.jsonPath,
+      from: '--objects' as const,
+    })),
+  );
+}
+
+/** A `# wave N` comment on each document when there are several waves, and its observed inputs. */
+function annotations(
+  object: KubeObject,
+  inputs: ObservedInput[],
+  all: KubeObject[],
+  waves: boolean,
+): string {
+  const lines = waves ? [`# wave ${waveOf(object)}`] : [];
+  for (const input of inputs)
+    lines.push(
+      `# observed from --objects: ${input.jsonPath} of ${input.apiVersion} ${describeObject(observedProducer(input, all, object.metadata.namespace ?? '') ?? input)}`,
+    );
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+function manifests(evaluation: InstanceEvaluation): string {
+  const { resources, observed } = evaluation;
+  const waves = new Set(resources.map(waveOf)).size > 1;
+  return resources
+    .map(
+      (r, i) =>
+        `${annotations(r, observed[i] ?? [], resources, waves)}${stringify(r, { version: '1.1' })}`,
+    )
+    .join('---\n');
 }

@@ -7,12 +7,20 @@ import type { SyncMode, Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
 import { sortForInstall, stampOwnership, waveProblem } from './inventory.ts';
+import {
+  observedKey,
+  observedPlacementProblems,
+  observedWait,
+  type ObservedCall,
+  type ObservedInput,
+  type ObservedLookup,
+} from './observed.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, type Problem } from './problem.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
 import { Redactor } from './redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from './resource-scope.ts';
-import type { KindScope, SourcePort } from './source-port.ts';
+import type { KindScope, ObjectRef, SourcePort } from './source-port.ts';
 import { targetNamespaceRefusal } from './target-namespaces.ts';
 
 export interface InstanceInputs {
@@ -22,6 +30,12 @@ export interface InstanceInputs {
   /** Labels of the instance's namespace (for targetNamespaces.selector). */
   namespaceLabels: Record<string, string>;
   port: SourcePort;
+  /**
+   * Reads a producer that `observed` names (in the instance's namespace, none for a
+   * cluster-scoped kind): the live object, or undefined when it is not there. The operator
+   * accepts only objects this instance applied; without it, every observed read is missing.
+   */
+  observe?: (ref: ObjectRef) => Promise<KubeObject | undefined>;
 }
 
 export interface InstanceEvaluation {
@@ -33,6 +47,13 @@ export interface InstanceEvaluation {
   resolved?: ResolvedParameters;
   /** Placed, stamped and in install order; empty unless ok. */
   resources: KubeObject[];
+  /** Aligned with `resources`: what each read with `observed`. */
+  observed: ObservedInput[][];
+  /**
+   * Aligned with `resources`: why the object must not be applied yet (an `observed` input is
+   * not there, or its JSONPath matched nothing), or undefined.
+   */
+  waits: (string | undefined)[];
   syncMode: SyncMode;
   /**
    * Hides Secret-backed values: every message of this evaluation already went through it, and
@@ -87,6 +108,8 @@ function failed(
     problem: shown,
     resolved,
     resources: [],
+    observed: [],
+    waits: [],
     syncMode,
     redactor,
   };
@@ -169,37 +192,80 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
     draft(T.ParametersValid, true, R.AllParametersResolved, `${count} parameter(s) resolved`),
   );
 
-  const rendered = await render(template, instance, resolved.value, port);
+  const rendered = await render(template, instance, resolved.value, inputs);
   if (!rendered.ok)
     return failed(conditions, T.Rendered, rendered.problem, syncMode, resolved.value);
   const owner = { name: instance.metadata.name ?? '', namespace, uid: instance.metadata.uid ?? '' };
-  const resources = sortForInstall(rendered.objects.map((o) => stampOwnership(o, owner, syncMode)));
+  const stamped = rendered.objects.map((o) => stampOwnership(o, owner, syncMode));
+  const position = new Map(stamped.map((o, i) => [o, i]));
+  const resources = sortForInstall(stamped);
+  const observed = resources.map((o) => rendered.observed[position.get(o)!] ?? []);
   conditions.push(draft(T.Rendered, true, R.Success, `rendered ${resources.length} resource(s)`));
   return {
     conditions: redacted(conditions, resolved.value.redactor),
     ok: true,
     resolved: resolved.value,
     resources,
+    observed,
+    waits: resources.map((o, i) => observedWait(o, observed[i]!, resources, namespace)),
     syncMode,
     redactor: resolved.value.redactor,
   };
 }
 
-type RenderResult = { ok: true; objects: KubeObject[] } | { ok: false; problem: Problem };
+/**
+ * The producers the body's `observed` calls name, read once each before the render (the
+ * render itself is synchronous and pure).
+ */
+async function readProducers(
+  calls: readonly ObservedCall[],
+  namespace: string,
+  inputs: InstanceInputs,
+): Promise<ObservedLookup> {
+  const producers = new Map<string, KubeObject | undefined>();
+  for (const call of calls) {
+    const key = observedKey({ apiVersion: call.apiVersion, kind: call.kind, name: call.name });
+    if (producers.has(key) || !inputs.observe) continue;
+    const scope = await inputs.port.scopeOf(call.apiVersion, call.kind);
+    // A kind not served yet (its CRD is in an earlier wave) has no producer yet.
+    const object =
+      scope === undefined
+        ? undefined
+        : await inputs.observe({
+            apiVersion: call.apiVersion,
+            kind: call.kind,
+            name: call.name,
+            ...(scope === 'Namespaced' ? { namespace } : {}),
+          });
+    producers.set(key, object);
+  }
+  return (ref) => producers.get(observedKey(ref));
+}
+
+type RenderResult =
+  | { ok: true; objects: KubeObject[]; observed: ObservedInput[][] }
+  | { ok: false; problem: Problem };
 
 async function render(
   template: Template,
   instance: TemplateInstance,
   resolved: ResolvedParameters,
-  port: SourcePort,
+  inputs: InstanceInputs,
 ): Promise<RenderResult> {
+  const { port } = inputs;
   const asExecutionFailure = (p: Problem): Problem => ({ ...p, reason: R.TemplateExecutionFailed });
   const compiled = compileTemplate(
     template.spec.handlebars,
     (template.spec.parameters ?? []).map((p) => p.name),
   );
   if (!compiled.ok) return { ok: false, problem: asExecutionFailure(compiled.problems[0]!) };
-  const documents = renderTemplate(compiled.value, renderContext(template, instance, resolved));
+  const namespace = instance.metadata.namespace ?? '';
+  const observe = await readProducers(compiled.value.observed, namespace, inputs);
+  const documents = renderTemplate(
+    compiled.value,
+    renderContext(template, instance, resolved),
+    observe,
+  );
   if (!documents.ok) return { ok: false, problem: documents.problems[0]! };
   const objects = documents.value.map((d) => d.object);
   const known = await scopes(objects, port);
@@ -215,5 +281,8 @@ async function render(
       ok: false,
       problem: { path: 'spec.handlebars', reason: R.TemplateExecutionFailed, message: badWave },
     };
-  return { ok: true, objects: placed.value };
+  const observed = documents.value.map((d) => d.observed);
+  const misplaced = observedPlacementProblems(placed.value, observed, namespace);
+  if (misplaced.length > 0) return { ok: false, problem: misplaced[0]! };
+  return { ok: true, objects: placed.value, observed };
 }

@@ -174,6 +174,7 @@ const YAML_SIGNIFICANT = [
   '{{',
   '}}',
   '\uE000',
+  '\uE002',
   '__proto__',
   'true',
   '~',
@@ -323,6 +324,51 @@ describe('property: render of random templates and hostile values', () => {
       expect(result.value[0]?.object.data).toEqual({ a: value, b: value });
     },
   );
+
+  prop.prop(
+    [
+      fc.subarray(
+        [
+          '{{observed "v1" "ConfigMap" "src" ".data.v"}}',
+          '"{{observed "v1" "ConfigMap" "src" ".data.v"}}"',
+          'pre-{{upper (observed "v1" "ConfigMap" "src" ".data.v")}}-post',
+          '{{concat "x-" (observed "v1" "ConfigMap" "src" ".data.v")}}',
+          '{{quote (observed "v1" "ConfigMap" "src" ".data.v")}}',
+          '{{toJson (observed "v1" "ConfigMap" "src" ".data.v")}}',
+          '{{b64enc (observed "v1" "ConfigMap" "src" ".data.v")}}',
+        ],
+        { minLength: 1 },
+      ),
+      hostileString,
+    ],
+    runs(300),
+  )('never lets an observed value change the structure of the output', (fragments, value) => {
+    tried('observed values never change structure');
+    const template = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\ndata:\n  v: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: reader\n  annotations: {stencil.dev/wave: "1"}\ndata:\n${fragments.map((f, i) => `  k${i}: ${f}\n`).join('')}`;
+    const compiled = compileTemplate(template, []);
+    if (!compiled.ok) throw new Error(compiled.problems[0]!.message);
+    const withValue = (v: string): ReturnType<typeof renderTemplate> =>
+      renderTemplate(compiled.value, context({}), () => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'src' },
+        data: { v },
+      }));
+    const reference = withValue('benign');
+    const hostile = withValue(value);
+    expect(reference.ok).toBe(true);
+    if (!hostile.ok) {
+      expect(value).toMatch(/[\uE000-\uE003]/);
+      expect(hostile.problems[0]?.message).toMatch(/reserved characters/);
+      return;
+    }
+    expect(hostile.value.map((d) => shape(d.object))).toEqual(
+      reference.ok ? reference.value.map((d) => shape(d.object)) : [],
+    );
+    expect(hostile.value[1]?.observed).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'src', jsonPath: '.data.v', state: 'found' },
+    ]);
+  });
 
   prop.prop([fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 120 })], runs(60))(
     'stops any loop nest at the step budget with a typed failure',

@@ -18,6 +18,14 @@ import { InstanceReason } from '../api/condition.ts';
 import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import { MAX_RENDERED_BYTES, MAX_RESOURCES } from '../api/well-known.ts';
 import { HELPER_NAMES, registerHelpers, RenderHelperError } from './helpers.ts';
+import {
+  OBSERVED_HELPER,
+  observedKey,
+  observedValue,
+  type ObservedCall,
+  type ObservedInput,
+  type ObservedLookup,
+} from './observed.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
 
@@ -39,7 +47,11 @@ export interface RenderedDocument {
   index: number;
   /** 1-based line of the rendered output where the document starts. */
   line: number;
+  /** 0-based offset in the rendered output where the document starts. */
+  offset: number;
   object: KubeObject;
+  /** What the object read with `observed` (calls inside its document), each once. */
+  observed: ObservedInput[];
 }
 
 /** Upper bound on block iterations, helper calls and value insertions in one render. */
@@ -60,7 +72,16 @@ const OUT_HELPER = '__stencil_out';
 const MARK_OPEN = '\uE000';
 const MARK_CLOSE = '\uE001';
 const MARKER = /\uE000(\d+)\uE001/g;
-const LONE_MARK = /[\uE000\uE001]/;
+/**
+ * Attribution marks: put in front of the output of every `{{ }}` that calls `observed`, and
+ * taken out before the YAML is parsed, they tell which document each call landed in (through
+ * loops and helpers, which a look at the template text cannot).
+ */
+const ATTRIBUTION_OPEN = '\uE002';
+const ATTRIBUTION_CLOSE = '\uE003';
+const ATTRIBUTION = /\uE002(\d+)\uE003/g;
+const LONE_MARK = /[\uE000-\uE003]/;
+const RESERVED_MESSAGE = 'a value contains the reserved characters U+E000–U+E003';
 /** The render's bookkeeping lives in the Handlebars data frame under this key (see the checker). */
 const STATE_KEY = 'stencil';
 
@@ -75,6 +96,12 @@ interface RenderState {
   nested: number[];
   /** Characters taken and produced by helpers. */
   work: number;
+  /** The live producers `observed` reads (none in a dry run). */
+  observe: ObservedLookup;
+  /** The outcome of each `observed` read, by observedKey. */
+  outcomes: Map<string, ObservedInput['state']>;
+  /** Per attribution mark (in output order): the ids of the `observed` calls of its `{{ }}`. */
+  attributions: number[][];
 }
 
 class RenderLimitError extends Error {}
@@ -160,13 +187,36 @@ function createEnvironment(): typeof Handlebars {
     if (enclosing >= 0) state.nested[enclosing]! += out.length;
     return out;
   });
+  hb.registerHelper(
+    OBSERVED_HELPER,
+    metered(function (this: unknown, ...args: unknown[]): unknown {
+      const state = stateOf(args[4] as Handlebars.HelperOptions);
+      const [apiVersion, kind, name, jsonPath] = args as [string, string, string, string];
+      const key = observedKey({ apiVersion, kind, name, jsonPath });
+      const object = state.observe({ apiVersion, kind, name });
+      // Until the producer is there, "" stands in: the object that reads it is not applied.
+      if (!object) {
+        state.outcomes.set(key, 'missing');
+        return '';
+      }
+      const read = observedValue(object, jsonPath);
+      state.outcomes.set(key, read.ok ? 'found' : 'nomatch');
+      return read.ok ? read.value : '';
+    }),
+  );
   hb.registerHelper(OUT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => {
     const state = stateOf(options);
     step(state);
+    const calls = (options.hash as { observed?: string }).observed;
+    let mark = '';
+    if (calls !== undefined) {
+      mark = `${ATTRIBUTION_OPEN}${state.attributions.length}${ATTRIBUTION_CLOSE}`;
+      state.attributions.push(calls.split(',').map(Number));
+    }
     if (value instanceof hb.SafeString) {
       // YAML syntax from a helper: part of the text itself.
       grow(state, value.toString().length);
-      return value;
+      return mark ? new hb.SafeString(`${mark}${value.toString()}`) : value;
     }
     if (typeof value === 'object' && value !== null) {
       const at = String((options.hash as { at?: string }).at ?? '');
@@ -178,7 +228,7 @@ function createEnvironment(): typeof Handlebars {
     state.values.push(value);
     state.valueBytes += length;
     grow(state, length);
-    return `${MARK_OPEN}${state.values.length - 1}${MARK_CLOSE}`;
+    return `${mark}${MARK_OPEN}${state.values.length - 1}${MARK_CLOSE}`;
   });
   return hb;
 }
@@ -193,18 +243,41 @@ function createEnvironment(): typeof Handlebars {
 };
 
 const env = createEnvironment();
-const STENCIL_HELPERS: ReadonlySet<string> = new Set(HELPER_NAMES);
+const STENCIL_HELPERS: ReadonlySet<string> = new Set([...HELPER_NAMES, OBSERVED_HELPER]);
 
 /** Names of the helpers templates may call inline. */
 export function helperNames(): string[] {
   return [...STENCIL_HELPERS].sort();
 }
 
-/** Wraps every `{{...}}` so its result passes through the value-marking helper. */
-function wrapMustaches(program: hbs.AST.Program): void {
+/** Ids of the `observed` calls inside a mustache (itself, or any nested subexpression). */
+function observedIds(node: hbs.AST.Node, ids: ReadonlyMap<hbs.AST.Node, number>): number[] {
+  const own = ids.get(node);
+  const found = own === undefined ? [] : [own];
+  const call = node as Partial<hbs.AST.MustacheStatement>;
+  for (const p of [...(call.params ?? []), ...(call.hash?.pairs.map((pair) => pair.value) ?? [])])
+    if (p.type === 'SubExpression') found.push(...observedIds(p, ids));
+  return found;
+}
+
+function stringPair(key: string, value: string, loc: hbs.AST.SourceLocation): hbs.AST.HashPair {
+  return {
+    type: 'HashPair',
+    key,
+    value: { type: 'StringLiteral', value, original: value, loc } as hbs.AST.StringLiteral,
+    loc,
+  };
+}
+
+/**
+ * Wraps every `{{...}}` so its result passes through the value-marking helper; a `{{ }}` that
+ * calls `observed` also passes the ids of those calls, for the attribution mark.
+ */
+function wrapMustaches(program: hbs.AST.Program, ids: ReadonlyMap<hbs.AST.Node, number>): void {
   for (const statement of program.body) {
     if (statement.type === 'MustacheStatement') {
       const m = statement as hbs.AST.MustacheStatement;
+      const calls = ids.size > 0 ? observedIds(m, ids) : [];
       const isCall = m.params.length > 0 || (m.hash?.pairs.length ?? 0) > 0;
       const inner: hbs.AST.Expression = isCall
         ? ({
@@ -225,27 +298,13 @@ function wrapMustaches(program: hbs.AST.Program): void {
         loc: m.loc,
       };
       m.params = [inner];
-      m.hash = {
-        type: 'Hash',
-        loc: m.loc,
-        pairs: [
-          {
-            type: 'HashPair',
-            key: 'at',
-            value: {
-              type: 'StringLiteral',
-              value: at,
-              original: at,
-              loc: m.loc,
-            } as hbs.AST.StringLiteral,
-            loc: m.loc,
-          },
-        ],
-      };
+      const pairs = [stringPair('at', at, m.loc)];
+      if (calls.length > 0) pairs.push(stringPair('observed', calls.join(','), m.loc));
+      m.hash = { type: 'Hash', loc: m.loc, pairs };
     } else if (statement.type === 'BlockStatement') {
       const b = statement as hbs.AST.BlockStatement;
-      wrapMustaches(b.program);
-      if (b.inverse) wrapMustaches(b.inverse);
+      wrapMustaches(b.program, ids);
+      if (b.inverse) wrapMustaches(b.inverse, ids);
     }
   }
 }
@@ -256,6 +315,8 @@ export interface CompiledTemplate {
   /** Content hash of the body (the cache key). */
   hash: string;
   run: CompiledBody;
+  /** The body's `observed` calls, in body order; a call's id is its index. */
+  observed: ObservedCall[];
 }
 
 const cache = new Map<string, Outcome<CompiledTemplate>>();
@@ -297,7 +358,7 @@ function compileUncached(
       {
         path: 'spec.handlebars',
         reason: 'ValidationFailed',
-        message: 'the template contains reserved characters U+E000/U+E001',
+        message: 'the template contains reserved characters U+E000–U+E003',
       },
     ]);
   }
@@ -310,7 +371,11 @@ function compileUncached(
   const checker = new TemplateChecker({ parameters, helpers: STENCIL_HELPERS });
   checker.program(ast, { depth: 0, blockParams: new Set() });
   if (checker.problems.length > 0) return failure(checker.problems);
-  wrapMustaches(ast);
+  const calls = [...checker.observed.entries()].sort(
+    ([, a], [, b]) => a.line - b.line || a.column - b.column,
+  );
+  const ids = new Map(calls.map(([node], id) => [node, id]));
+  wrapMustaches(ast, ids);
   const knownHelpers = Object.fromEntries([...STENCIL_HELPERS, OUT_HELPER].map((h) => [h, true]));
   try {
     // precompile forces full compilation now (compile() is lazy) so errors surface at validation.
@@ -321,7 +386,7 @@ function compileUncached(
       knownHelpers,
       preventIndent: true,
     });
-    return success({ hash, run });
+    return success({ hash, run, observed: calls.map(([, call]) => call) });
   } catch (err) {
     return failure([parseErrorProblem(err)]);
   }
@@ -331,10 +396,16 @@ function renderProblem(message: string): Problem {
   return { path: 'spec.handlebars', reason: InstanceReason.TemplateExecutionFailed, message };
 }
 
-/** Runs a compiled template and parses its output into Kubernetes objects (SPEC §5). */
+const NOTHING_OBSERVED: ObservedLookup = () => undefined;
+
+/**
+ * Runs a compiled template and parses its output into Kubernetes objects (SPEC §5). `observe`
+ * gives the live producers `observed` reads; without it every read is `missing`.
+ */
 export function renderTemplate(
   compiled: CompiledTemplate,
   context: RenderContext,
+  observe: ObservedLookup = NOTHING_OBSERVED,
 ): Outcome<RenderedDocument[]> {
   const state: RenderState = {
     values: [],
@@ -343,6 +414,9 @@ export function renderTemplate(
     estimate: 0,
     nested: [],
     work: 0,
+    observe,
+    outcomes: new Map(),
+    attributions: [],
   };
   let text: string;
   try {
@@ -354,6 +428,9 @@ export function renderTemplate(
   } catch (err) {
     return failure([renderProblem(`render failed: ${errorText(err)}`)]);
   }
+  const attributed = takeAttributions(text, state.attributions.length);
+  if (!attributed) return failure([renderProblem(RESERVED_MESSAGE)]);
+  text = attributed.text;
   const size = text.length + state.valueBytes;
   if (size > MAX_RENDERED_BYTES) {
     return failure([
@@ -362,7 +439,64 @@ export function renderTemplate(
   }
   const forged = checkMarkers(text, state.values.length);
   if (forged) return failure([renderProblem(forged)]);
-  return parseDocuments(text, state.values);
+  const parsed = parseDocuments(text, state.values);
+  if (!parsed.ok || compiled.observed.length === 0) return parsed;
+  return success(attachObserved(parsed.value, attributed.marks, state, compiled.observed));
+}
+
+interface AttributionMark {
+  /** Offset in the text without marks. */
+  offset: number;
+  calls: number[];
+}
+
+/**
+ * Removes the attribution marks, which must be exactly 0..count-1 in output order (a helper's
+ * output carrying one is a forgery), and returns where each stood.
+ */
+function takeAttributions(
+  text: string,
+  count: number,
+): { text: string; marks: { offset: number; seq: number }[] } | undefined {
+  if (count === 0) return /[\uE002\uE003]/.test(text) ? undefined : { text, marks: [] };
+  const marks: { offset: number; seq: number }[] = [];
+  let removed = 0;
+  const stripped = text.replace(ATTRIBUTION, (match: string, seq: string, at: number) => {
+    marks.push({ offset: at - removed, seq: Number(seq) });
+    removed += match.length;
+    return '';
+  });
+  if (marks.length !== count || marks.some((m, i) => m.seq !== i)) return undefined;
+  return /[\uE002\uE003]/.test(stripped) ? undefined : { text: stripped, marks };
+}
+
+/** Gives each document the `observed` reads whose marks fell inside it. */
+function attachObserved(
+  documents: RenderedDocument[],
+  marks: { offset: number; seq: number }[],
+  state: RenderState,
+  calls: readonly ObservedCall[],
+): RenderedDocument[] {
+  const located: AttributionMark[] = marks.map((m) => ({
+    offset: m.offset,
+    calls: state.attributions[m.seq] ?? [],
+  }));
+  let mark = 0;
+  return documents.map((doc, i) => {
+    const next = documents[i + 1];
+    const seen = new Map<string, ObservedInput>();
+    while (mark < located.length && (!next || located[mark]!.offset < next.offset)) {
+      for (const id of located[mark]!.calls) {
+        const call = calls[id]!;
+        const key = observedKey(call);
+        const { apiVersion, kind, name, jsonPath } = call;
+        const outcome = state.outcomes.get(key) ?? 'missing';
+        seen.set(key, { apiVersion, kind, name, jsonPath, state: outcome });
+      }
+      mark++;
+    }
+    return { ...doc, observed: [...seen.values()] };
+  });
 }
 
 function errorText(err: unknown): string {
@@ -378,13 +512,10 @@ function checkMarkers(text: string, count: number): string | undefined {
   const seen = new Set<number>();
   for (const match of text.matchAll(MARKER)) {
     const id = Number(match[1]);
-    if (id >= count || seen.has(id))
-      return 'a value contains the reserved characters U+E000/U+E001';
+    if (id >= count || seen.has(id)) return RESERVED_MESSAGE;
     seen.add(id);
   }
-  return LONE_MARK.test(text.replace(MARKER, ''))
-    ? 'a value contains the reserved characters U+E000/U+E001'
-    : undefined;
+  return LONE_MARK.test(text.replace(MARKER, '')) ? RESERVED_MESSAGE : undefined;
 }
 
 /** Text of a scalar value as it appears inside a larger string; nothing for null/undefined. */
@@ -528,7 +659,13 @@ function parseDocuments(text: string, values: unknown[]): Outcome<RenderedDocume
         ),
       ]);
     }
-    rendered.push({ index: rendered.length, line, object: object as KubeObject });
+    rendered.push({
+      index: rendered.length,
+      line,
+      offset: doc.range[0],
+      object: object as KubeObject,
+      observed: [],
+    });
     if (rendered.length > MAX_RESOURCES) {
       return failure([renderProblem(`the template rendered more than ${MAX_RESOURCES} resources`)]);
     }

@@ -5,6 +5,8 @@ import { TemplateConditionType as T, TemplateReason as R } from '../api/conditio
 import type { Template, TemplatePhase } from '../api/template.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
 import { coerceParameter } from './parameter-types.ts';
+import { observedPlacementProblems } from './observed.ts';
+import { observedProblems } from './observed-check.ts';
 import { formatProblem, type Problem } from './problem.ts';
 import { readyWhenProblems } from './ready-when-check.ts';
 import { compileTemplate, renderTemplate } from './render.ts';
@@ -91,6 +93,15 @@ function dryRun(template: Template): ConditionDraft {
     { instanceNamespace: namespace, spec: template.spec, scopeOf: builtinScope },
   );
   if (!placed.ok) return draft(T.DryRunRendered, false, R.RenderFailed, summarize(placed.problems));
+  // The dry run has no live producers: every observed value is "" here, as on an instance's
+  // first pass, so a body that cannot render that way is refused now rather than stuck later.
+  const misplaced = observedPlacementProblems(
+    placed.value,
+    rendered.value.map((d) => d.observed),
+    namespace,
+  );
+  if (misplaced.length > 0)
+    return draft(T.DryRunRendered, false, R.RenderFailed, summarize(misplaced));
   return draft(
     T.DryRunRendered,
     true,
@@ -115,7 +126,9 @@ export function evaluateTemplate(object: unknown): TemplateEvaluation {
     (template.spec.parameters ?? []).map((p) => p.name),
   );
   const problems = [
-    ...(compiled.ok ? [] : compiled.problems),
+    ...(compiled.ok
+      ? observedProblems(template.spec.handlebars, compiled.value.observed)
+      : compiled.problems),
     ...readyWhenProblems(template.spec.handlebars),
     ...defaultProblems(template),
   ];

@@ -1,8 +1,11 @@
 // Static analysis of a Handlebars template body: parse errors, unknown helpers, references to
 // undeclared parameters or unknown context fields, and constructs Stencil refuses (partials,
-// decorators, triple-stash), each with the template's line and column.
+// decorators, triple-stash), each with the template's line and column. It also collects the
+// `observed` calls, whose arguments must be literals so the producers are known before a render.
 import type {} from 'handlebars'; // brings the global `hbs` AST namespace into scope
 import { TemplateReason } from '../api/condition.ts';
+import { evaluateJsonPath } from './jsonpath.ts';
+import { isSecretRef, OBSERVED_HELPER, OBSERVED_USAGE, type ObservedCall } from './observed.ts';
 import type { Problem } from './problem.ts';
 
 type Node = hbs.AST.Node;
@@ -54,6 +57,8 @@ function problem(node: Node | undefined, message: string): Problem {
 /** Walks an AST and reports every problem (not just the first). */
 export class TemplateChecker {
   readonly problems: Problem[] = [];
+  /** Every valid `observed` call, by the AST node that makes it (mustache or subexpression). */
+  readonly observed = new Map<Node, ObservedCall>();
 
   constructor(private readonly rules: SyntaxRules) {}
 
@@ -99,6 +104,17 @@ export class TemplateChecker {
         problem(node, `unknown block helper "${name ?? '?'}" (blocks: if, unless, each, with)`),
       );
     }
+    for (const expression of [...node.params, ...(node.hash?.pairs.map((p) => p.value) ?? [])]) {
+      const inside = observedIn(expression);
+      // A live value deciding a block could add or remove whole objects: observed is a value only.
+      if (inside)
+        this.problems.push(
+          problem(
+            inside,
+            `observed cannot decide a block ({{#${name ?? '?'}}}): use it inside {{ }} as a value, e.g. ${OBSERVED_USAGE}`,
+          ),
+        );
+    }
     node.params.forEach((p: Expression) => this.expression(p, scope));
     node.hash?.pairs.forEach((p: hbs.AST.HashPair) => this.expression(p.value, scope));
     const inner: Scope = CONTEXT_CHANGING_BLOCKS.has(name ?? '')
@@ -131,12 +147,56 @@ export class TemplateChecker {
             'the message of required must be a string literal: {{required "image is required" parameters.image}}',
           ),
         );
+      } else if (name === OBSERVED_HELPER) {
+        this.observedCall(node, params, hash);
       }
+    } else if (pathName(path) === OBSERVED_HELPER) {
+      this.problems.push(problem(node, `observed expects 4 arguments: ${OBSERVED_USAGE}`));
     } else {
       this.expression(path, scope);
     }
     params.forEach((p: Expression) => this.expression(p, scope));
     hash?.pairs.forEach((p: hbs.AST.HashPair) => this.expression(p.value, scope));
+  }
+
+  /**
+   * The producer of an `observed` read must be known without rendering (to read it before the
+   * render and to check its wave), so every argument is a string literal.
+   */
+  private observedCall(node: Node, params: Expression[], hash: hbs.AST.Hash | undefined): void {
+    const fail = (message: string): void => {
+      this.problems.push(problem(node, `${message}: ${OBSERVED_USAGE}`));
+    };
+    if (params.length !== 4) return fail('observed expects 4 arguments');
+    if ((hash?.pairs.length ?? 0) > 0) return fail('observed takes no named arguments');
+    const literal = params.map((p) =>
+      p.type === 'StringLiteral' ? (p as hbs.AST.StringLiteral).value : undefined,
+    );
+    const names = ['apiVersion', 'kind', 'name', 'jsonpath'];
+    const notLiteral = literal.findIndex((value) => value === undefined || value === '');
+    if (notLiteral >= 0)
+      return fail(
+        `the ${names[notLiteral]} argument of observed must be a non-empty string literal`,
+      );
+    const [apiVersion, kind, name, jsonPath] = literal as [string, string, string, string];
+    if (isSecretRef({ apiVersion, kind }))
+      return fail(
+        `observed cannot read a Secret ("${name}"): its value would be copied where nobody redacts it; pass Secret data with a secretKeyRef parameter instead`,
+      );
+    const path = evaluateJsonPath(jsonPath, {});
+    if (!path.ok)
+      return fail(
+        `the jsonpath "${jsonPath}" of observed is not valid: ${path.problems.map((p) => p.message).join('; ')}`,
+      );
+    const start = node.loc?.start;
+    this.observed.set(node, {
+      apiVersion,
+      kind,
+      name,
+      jsonPath,
+      line: start?.line ?? 0,
+      column: (start?.column ?? 0) + 1,
+    });
   }
 
   private expression(node: Expression, scope: Scope): void {
@@ -201,6 +261,18 @@ export class TemplateChecker {
       );
     }
   }
+}
+
+/** The first `observed` call inside an expression (itself or a nested subexpression). */
+function observedIn(node: Expression): Node | undefined {
+  if (node.type !== 'SubExpression') return undefined;
+  const sub = node as hbs.AST.SubExpression;
+  if (pathName(sub.path) === OBSERVED_HELPER) return sub;
+  for (const p of [...sub.params, ...(sub.hash?.pairs.map((pair) => pair.value) ?? [])]) {
+    const found = observedIn(p);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function pathName(node: Expression): string | undefined {

@@ -101,6 +101,11 @@ export interface ApplyRequest {
   kindWait?: KindWait;
   /** Told before each write, and the returned function after it (see DependencyTracker). */
   beginWrite?: (object: KubeObject) => (result: KubeObject | undefined) => void;
+  /**
+   * Aligned with `rendered`: why an object must not be applied yet (an `observed` input not
+   * there), or undefined. Such an object was rendered with "" in place of the value.
+   */
+  waits?: readonly (string | undefined)[];
 }
 
 /** One run of a plan: the state its steps share. */
@@ -113,8 +118,7 @@ class PlanRun {
     private readonly cluster: ClusterPort,
     readonly desired: KubeObject[],
     readonly live: (KubeObject | undefined)[],
-    private readonly kindWait: KindWait,
-    private readonly beginWrite: ApplyRequest['beginWrite'],
+    private readonly request: Pick<ApplyRequest, 'beginWrite' | 'waits'> & { kindWait: KindWait },
   ) {
     this.dryRuns = new Array<KubeObject | undefined>(desired.length);
     this.result = [...live];
@@ -157,6 +161,10 @@ class PlanRun {
   async step(step: ApplyStep): Promise<ApplyResult | undefined> {
     const unhealthy = this.unhealthyWave(step);
     if (unhealthy) return this.waiting(unhealthy);
+    // Checked after the wave gate: a producer of an earlier wave that is not healthy yet is the
+    // first thing to report; here it is healthy but what the object reads is not there.
+    const held = [...step.check, ...step.write].map((i) => this.request.waits?.[i]).find((w) => w);
+    if (held) return this.waiting(`wave ${step.wave ?? 0}: ${held}`);
     const missing = await this.awaitKinds(step.awaitKinds);
     if (missing)
       return this.waiting(
@@ -177,7 +185,7 @@ class PlanRun {
     for (const i of step.write) {
       const current = this.live[i];
       if (current && sameManagedState(current, this.dryRuns[i]!)) continue;
-      const written = this.beginWrite?.(this.desired[i]!);
+      const written = this.request.beginWrite?.(this.desired[i]!);
       try {
         this.result[i] = await this.cluster.apply(this.desired[i]!);
         written?.(this.result[i]);
@@ -192,11 +200,11 @@ class PlanRun {
 
   /** Polls discovery until every kind is served; returns the first one that is not in time. */
   private async awaitKinds(kinds: ApplyStep['awaitKinds']): Promise<string | undefined> {
-    const deadline = Date.now() + this.kindWait.timeoutMs;
+    const deadline = Date.now() + this.request.kindWait.timeoutMs;
     for (const { apiVersion, kind } of kinds) {
       while ((await this.cluster.scopeOf(apiVersion, kind)) === undefined) {
         if (Date.now() >= deadline) return `${kind} (${apiVersion})`;
-        await new Promise((resolve) => setTimeout(resolve, this.kindWait.pollMs));
+        await new Promise((resolve) => setTimeout(resolve, this.request.kindWait.pollMs));
       }
     }
     return undefined;
@@ -255,13 +263,10 @@ export async function applyResources(
       wave: waveOf(object),
     })),
   );
-  const run = new PlanRun(
-    cluster,
-    desired,
-    live,
-    request.kindWait ?? DEFAULT_KIND_WAIT,
-    request.beginWrite,
-  );
+  const run = new PlanRun(cluster, desired, live, {
+    ...request,
+    kindWait: request.kindWait ?? DEFAULT_KIND_WAIT,
+  });
   for (const step of plan.steps) {
     const stopped = await run.step(step);
     // Nothing is remembered from a pass that stopped: an object of a step that did not run

@@ -14,6 +14,7 @@ import type {
 import {
   API_VERSION,
   FINALIZER_INSTANCE,
+  LABEL_INSTANCE_UID,
   MAX_RESOURCES,
   TEMPLATE_INSTANCE_KIND,
 } from '../api/well-known.ts';
@@ -35,7 +36,12 @@ import {
   type Result,
 } from '../framework/reconciler.ts';
 import { AppliedMemo, applyResources, type ApplyResult } from './applier.ts';
-import type { ClusterPort, EventRecord } from './cluster-port.ts';
+import {
+  isClusterError,
+  type ClusterPort,
+  type EventRecord,
+  type ObjectId,
+} from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
 import { EventSender } from './event-sender.ts';
 import type { CacheReader, DependencyTracker, ReconcileMetrics, Trigger } from './reader.ts';
@@ -176,6 +182,7 @@ export class InstanceReconciler implements Reconciler {
         this.deps.cache.namespaceLabels(namespace) ??
         (await this.namespaceLabels(cluster, namespace)),
       port: source,
+      observe: (ref) => this.observe(cluster, instance, ref),
     });
     // Every instance that is not frozen watches what it rendered: revert/strict to revert drift,
     // and all of them to see the health of their objects change.
@@ -185,6 +192,30 @@ export class InstanceReconciler implements Reconciler {
     };
     await this.deps.tracker.track(key, source.reads, drift);
     return evaluation;
+  }
+
+  /**
+   * A producer an `observed` call names, as this instance applied it: an object of that name
+   * that this instance does not own (not applied yet, someone else's) counts as not there, so
+   * nothing of a stranger's is copied into what the instance renders. Not a source watch: the
+   * producer is rendered, so the drift watch on its kind already brings its changes.
+   */
+  private async observe(
+    cluster: ClusterPort,
+    instance: TemplateInstance,
+    ref: ObjectId,
+  ): Promise<KubeObject | undefined> {
+    let live: KubeObject | undefined;
+    try {
+      live = await cluster.get(ref);
+    } catch (error) {
+      if (isClusterError(error, 'NotServed')) return undefined;
+      throw error;
+    }
+    const uid = instance.metadata.uid;
+    return uid !== undefined && live?.metadata.labels?.[LABEL_INSTANCE_UID] === uid
+      ? live
+      : undefined;
   }
 
   private async namespaceLabels(
@@ -250,6 +281,7 @@ export class InstanceReconciler implements Reconciler {
       ignoreFields: ignoredFields(pass),
       memo: this.memo,
       beginWrite: (object) => this.deps.tracker.beginWrite(object),
+      waits: evaluation.waits,
     });
     const finish = (apply: ApplyOutcome, freeze?: StatusInput['freeze']): Promise<void> =>
       this.writeStatus(

@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { main } from '../../src/cli.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -18,9 +19,11 @@ const all = [...cases('samples'), ...cases('test/fixtures/render')];
 
 describe('golden renders', () => {
   it.each(all)('$name renders as expected.json says', async ({ dir }) => {
-    const objects = existsSync(join(dir, 'objects.yaml'))
-      ? ['--objects', join(dir, 'objects.yaml')]
-      : [];
+    // observed.yaml: what `observed` reads offline, kept apart from objects.yaml because the
+    // playground and the chart test apply objects.yaml to a cluster, where the instance creates it.
+    const objects = ['objects.yaml', 'observed.yaml']
+      .filter((file) => existsSync(join(dir, file)))
+      .flatMap((file) => ['--objects', join(dir, file)]);
     const result = await main([
       'render',
       '--template',
@@ -37,6 +40,15 @@ describe('golden renders', () => {
     expect(result.stdout).toBe(readFileSync(expectedPath, 'utf8'));
     const report = JSON.parse(result.stdout) as { phase: string };
     expect(result.exitCode).toBe(report.phase === 'Ready' ? 0 : 1);
+  });
+
+  it('gives every sample instance a name of its own (the playground applies them all)', () => {
+    const names = cases('samples').map(({ dir }) => {
+      const text = readFileSync(join(dir, 'instance.yaml'), 'utf8');
+      const metadata = (parse(text) as { metadata: { name: string; namespace: string } }).metadata;
+      return `${metadata.namespace}/${metadata.name}`;
+    });
+    expect(new Set(names).size).toBe(names.length);
   });
 
   it('covers at least six samples', () => {

@@ -209,7 +209,7 @@ describe('the operator under exactly the chart RBAC', () => {
   let instances: KubeObject[];
   const rbacObjects: KubeObject[] = [];
 
-  // What the six samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
+  // What the seven samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
   // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
   // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
   const writeVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
@@ -264,7 +264,7 @@ describe('the operator under exactly the chart RBAC', () => {
       kubeconfigPath,
     ));
 
-    // The six samples, with their namespaces renamed (platform, team-a, team-b, team-c).
+    // The seven samples, with their namespaces renamed (platform, team-a, team-b, team-c).
     const samples = join(scratch, 'samples');
     const files: string[] = [];
     for (const sample of readdirSync(join(root, 'samples'))) {
@@ -280,7 +280,7 @@ describe('the operator under exactly the chart RBAC', () => {
     }
     const manifests = readManifests(files);
     instances = manifests.filter((o) => o.kind === 'TemplateInstance');
-    expect(instances).toHaveLength(6);
+    expect(instances).toHaveLength(7);
     expect(new Set(instances.map((i) => i.metadata.namespace))).toEqual(new Set([platform, teamA]));
 
     running = await startOperator([platform, teamA], kubeconfigPath, {
@@ -368,6 +368,14 @@ describe('the operator under exactly the chart RBAC', () => {
       namespace?: string,
     ): Promise<KubeObject | undefined> => admin.cluster.get({ apiVersion, kind, name, namespace });
     expect(await get('apps/v1', 'Deployment', 'shop', teamA)).toBeDefined();
+    // samples/ordered-rollout: wave 1 read the cluster IP wave 0's Service was given.
+    const inventory = (await get('v1', 'Service', 'inventory', teamA)) as unknown as {
+      spec: { clusterIP: string };
+    };
+    expect((await get('v1', 'ConfigMap', 'inventory-endpoints', teamA))?.data).toMatchObject({
+      INVENTORY_HOST: inventory.spec.clusterIP,
+      INVENTORY_URL: `http://${inventory.spec.clusterIP}:8080`,
+    });
     expect(await get('v1', 'Namespace', renamed('team-c'))).toBeDefined();
     expect(
       await get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'tenant-admins', renamed('team-c')),

@@ -235,3 +235,126 @@ data:
     ]);
   });
 });
+
+describe('observed', () => {
+  const producerAndReader = `apiVersion: v1
+kind: Service
+metadata:
+  name: observed-db
+  annotations:
+    # Held back until the test says so: wave 1 must not be applied before.
+    stencil.dev/ready-when: "self.metadata.annotations['release'] == 'go'"
+spec:
+  ports: [{port: 5432}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}-endpoint
+  annotations:
+    stencil.dev/wave: "1"
+data:
+  host: {{observed "v1" "Service" "observed-db" ".spec.clusterIP"}}
+  url: {{concat "postgres://" (observed "v1" "Service" "observed-db" ".spec.clusterIP") ":5432"}}
+`;
+
+  it('applies the reading wave only once its producer is healthy, with the value it read', async () => {
+    await user.apply(template('reads', producerAndReader));
+    await user.apply(instanceObject(ns, 'reads', 'reads'));
+    const service = { apiVersion: 'v1', kind: 'Service', name: 'observed-db', namespace: ns };
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', name: 'reads-endpoint', namespace: ns };
+    const waiting = await until(
+      'reads',
+      (s) =>
+        conditionOf(s, 'Applied')?.message.includes(
+          `wave 1 waits for Service ${ns}/observed-db (InProgress`,
+        ) === true,
+      'wave 1 to wait for the Service',
+    );
+    expect(conditionOf(waiting, 'Applied')).toMatchObject({ status: 'False', reason: 'Waiting' });
+    expect(waiting.phase).toBe('Progressing');
+    expect((await user.get(service))?.spec).toHaveProperty('clusterIP');
+    expect(await user.get(cm)).toBeUndefined();
+
+    // The test, not the operator, owns this annotation: revert mode leaves it alone.
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: service.name, namespace: ns, annotations: { release: 'go' } },
+    });
+    await until('reads', (s) => s.phase === 'Ready', 'reads Ready');
+    const ip = ((await user.get(service)) as unknown as { spec: { clusterIP: string } }).spec
+      .clusterIP;
+    expect(ip).toMatch(/^10\.0\./);
+    expect((await user.get(cm))?.data).toEqual({ host: ip, url: `postgres://${ip}:5432` });
+  });
+
+  it('makes a Template that reads an object of the same wave Invalid, naming both', async () => {
+    await user.apply(
+      template(
+        'same-wave',
+        producerAndReader.replace('stencil.dev/wave: "1"', 'stencil.dev/wave: "0"'),
+      ),
+    );
+    const status = await eventually(async () => {
+      const object = await user.get({
+        apiVersion: API_VERSION,
+        kind: 'Template',
+        name: 'same-wave',
+        namespace: ns,
+      });
+      const s = (
+        object as { status?: { phase?: string; conditions?: { type: string; message: string }[] } }
+      )?.status;
+      return s?.phase === 'Invalid' && s;
+    }, 'the Template to be Invalid');
+    expect(status.conditions?.find((c) => c.type === 'Valid')?.message).toContain(
+      'ConfigMap "{{instance.name}}-endpoint" (wave 0) reads Service "observed-db" (wave 0, line 1) with observed',
+    );
+  });
+
+  it('waits, naming the object and the path, while the JSONPath matches nothing', async () => {
+    const body = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: observed-source
+data:
+  now: "1"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: observed-copy
+  annotations:
+    stencil.dev/wave: "1"
+data:
+  later: {{observed "v1" "ConfigMap" "observed-source" ".data.later"}}
+`;
+    await user.apply(template('copies', body));
+    await user.apply(instanceObject(ns, 'copies', 'copies'));
+    // The first pass may still wait for wave 0's health (just applied); the next one names the path.
+    const waiting = await until(
+      'copies',
+      (s) =>
+        conditionOf(s, 'Applied')?.reason === 'Waiting' &&
+        Boolean(conditionOf(s, 'Applied')?.message.includes('matched nothing')),
+      'the copy to wait for .data.later',
+    );
+    expect(conditionOf(waiting, 'Applied')?.message).toBe(
+      `wave 1: ConfigMap ${ns}/observed-copy waits for ConfigMap ${ns}/observed-source: observed .data.later matched nothing in it`,
+    );
+    const copy = { apiVersion: 'v1', kind: 'ConfigMap', name: 'observed-copy', namespace: ns };
+    expect(await user.get(copy)).toBeUndefined();
+
+    // Another writer fills the field: the drift watch on ConfigMaps brings the change.
+    const source = { apiVersion: 'v1', kind: 'ConfigMap', name: 'observed-source', namespace: ns };
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: source.name, namespace: ns },
+      data: { later: 'here' },
+    });
+    await until('copies', (s) => s.phase === 'Ready', 'copies Ready');
+    expect((await user.get(copy))?.data).toEqual({ later: 'here' });
+  });
+});

@@ -1,10 +1,11 @@
 // The `stencil` command as a user runs it: exit codes 0/1/2, one-line errors, JSON shape, and
 // the built binary (dist/cli.js, built by `npm run build` before `npm test`).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { main } from '../../src/cli.ts';
 import { RENDER_COMMAND } from '../../src/cli/render-command.ts';
 import { VALIDATE_COMMAND } from '../../src/cli/validate-command.ts';
@@ -53,6 +54,99 @@ describe('stencil render', () => {
     expect(result).toMatchObject({ exitCode: 0, stderr: '' });
     expect(result.stdout).toContain('kind: Deployment');
     expect(result.stdout).toContain('stencil.dev/instance-ref: team-a/shop');
+  });
+
+  it('prints the waves and marks what observed read from --objects, as valid YAML', async () => {
+    const files = ['objects.yaml', 'observed.yaml'].map((f) => sample('ordered-rollout', f));
+    const result = await main([
+      'render',
+      '--template',
+      sample('ordered-rollout', 'template.yaml'),
+      '--instance',
+      sample('ordered-rollout', 'instance.yaml'),
+      ...files.flatMap((f) => ['--objects', f]),
+    ]);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    const documents = result.stdout.split('---\n');
+    expect(documents.map((d) => d.split('\n').filter((l) => l.startsWith('# ')))).toEqual([
+      ['# wave 0'],
+      ['# wave 1', '# observed from --objects: .spec.clusterIP of v1 Service team-a/inventory'],
+      ['# wave 2'],
+    ]);
+    const parsed = parseAllDocuments(result.stdout, { version: '1.1' });
+    expect(Array.isArray(parsed) && parsed.map((d) => d.errors)).toEqual([[], [], []]);
+    expect(Array.isArray(parsed) && parsed[1]!.toJS()).toMatchObject({
+      kind: 'ConfigMap',
+      data: { INVENTORY_HOST: '10.0.12.34', INVENTORY_URL: 'http://10.0.12.34:8080' },
+    });
+  });
+
+  it('lists what observed read, and from where, in the JSON report', async () => {
+    const files = ['objects.yaml', 'observed.yaml'].map((f) => sample('ordered-rollout', f));
+    const result = await main([
+      'render',
+      '--template',
+      sample('ordered-rollout', 'template.yaml'),
+      '--instance',
+      sample('ordered-rollout', 'instance.yaml'),
+      ...files.flatMap((f) => ['--objects', f]),
+      '-o',
+      'json',
+    ]);
+    expect(result.exitCode).toBe(0);
+    expect((JSON.parse(result.stdout) as { observed: unknown }).observed).toEqual([
+      {
+        resource: 'v1 ConfigMap team-a/inventory-endpoints',
+        reads: 'v1 Service team-a/inventory',
+        jsonPath: '.spec.clusterIP',
+        from: '--objects',
+      },
+    ]);
+  });
+
+  it('prints no wave comments when everything is in one wave', async () => {
+    const result = await main([
+      'render',
+      '--template',
+      sample('web-app', 'template.yaml'),
+      '--instance',
+      sample('web-app', 'instance.yaml'),
+      '--objects',
+      sample('web-app', 'objects.yaml'),
+    ]);
+    expect(result.stdout).not.toContain('# ');
+  });
+
+  it('fails, naming the object, when the producer observed reads is not in --objects', async () => {
+    const args = [
+      'render',
+      '--template',
+      sample('ordered-rollout', 'template.yaml'),
+      '--instance',
+      sample('ordered-rollout', 'instance.yaml'),
+      '--objects',
+      sample('ordered-rollout', 'objects.yaml'),
+    ];
+    const message =
+      'ConfigMap team-a/inventory-endpoints reads .spec.clusterIP of v1 Service team-a/inventory with observed, but v1 Service team-a/inventory is not in the --objects files; add it (kubectl get -o yaml) to render ConfigMap team-a/inventory-endpoints';
+    expect(await main(args)).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr: `Rendered=False TemplateExecutionFailed: ${message}\n`,
+    });
+    const json = await main([...args, '-o', 'json']);
+    expect(json.exitCode).toBe(1);
+    const report = JSON.parse(json.stdout) as {
+      phase: string;
+      conditions: { type: string; status: string; message: string }[];
+      resources: unknown[];
+    };
+    expect(report.phase).toBe('Failed');
+    expect(report.resources).toEqual([]);
+    expect(report.conditions.slice(-2)).toEqual([
+      { type: 'Rendered', status: 'False', reason: 'TemplateExecutionFailed', message },
+      { type: 'Ready', status: 'False', reason: 'TemplateExecutionFailed', message },
+    ]);
   });
 
   it('reports a failing instance as JSON with Ready copying the first failure, and exits 1', async () => {
@@ -215,6 +309,21 @@ describe('stencil validate', () => {
     );
     expect(result.stderr).toMatch(
       /undeclared.yaml#1 Template team-a\/app2: ValidationFailed: spec.handlebars: line 6, column 12: reference to undeclared parameter "parameters.prot"/,
+    );
+  });
+
+  it('refuses an observed read of an object of the same wave, naming both objects, exit 1', () => {
+    const sameWave = write(
+      'same-wave.yaml',
+      readFileSync(sample('ordered-rollout', 'template.yaml'), 'utf8').replace(
+        'stencil.dev/wave: "1"',
+        'stencil.dev/wave: "0"',
+      ),
+    );
+    const result = validateFiles(sameWave);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      'same-wave.yaml#1 Template platform/inventory-backend: ValidationFailed: spec.handlebars: line 19, column 19: ConfigMap "inventory-endpoints" (wave 0) reads Service "inventory" (wave 0, line 1) with observed',
     );
   });
 
