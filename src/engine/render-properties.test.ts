@@ -6,6 +6,7 @@ import { describe, expect } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { aSecret, aTemplate, anInstance } from '../../test/support/builders.ts';
 import { caseCounter, runs } from '../../test/support/property-runs.ts';
+import { hostileString } from '../../test/support/hostile-values.ts';
 import { shows } from '../../test/support/secret-leak-cases.ts';
 import type { JsonValue } from '../api/object-meta.ts';
 import { readyCondition } from './conditions.ts';
@@ -145,49 +146,6 @@ const body = fc
   );
 
 // ---- hostile values --------------------------------------------------------------------------
-
-const YAML_SIGNIFICANT = [
-  ': ',
-  '\n',
-  '\r\n',
-  '- ',
-  '#',
-  '{',
-  '}',
-  '[',
-  ']',
-  '&a ',
-  '*a',
-  '!!js/function',
-  '---',
-  '...',
-  '|',
-  '>',
-  "'",
-  '"',
-  '\\',
-  '<<: *a',
-  '\t',
-  '\u0000',
-  '\u0085',
-  '\u2028',
-  '{{',
-  '}}',
-  '\uE000',
-  '__proto__',
-  'true',
-  '~',
-];
-
-/** Strings built to confuse YAML and Handlebars, mixed with arbitrary unicode. */
-const hostileString = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 40 }),
-  fc
-    .array(fc.oneof(fc.constantFrom(...YAML_SIGNIFICANT), fc.string({ maxLength: 6 })), {
-      maxLength: 12,
-    })
-    .map((parts) => parts.join('')),
-);
 
 const protoKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'polluted');
 

@@ -1,7 +1,8 @@
 // Renders a Template body: an isolated Handlebars environment with Stencil's helpers, compiled
 // once per body (cached by content hash), executed with a step budget, and turned into YAML
 // documents in which consumer values can never add, remove or restructure keys (see
-// docs/adr/0002-safe-interpolation.md for how the value markers work).
+// docs/adr/0002-safe-interpolation.md for how the value markers work, and
+// docs/adr/0011-render-helper-regions.md for the YAML text of helpers).
 import { createHash } from 'node:crypto';
 import Handlebars from 'handlebars';
 import {
@@ -18,6 +19,16 @@ import { InstanceReason } from '../api/condition.ts';
 import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import { MAX_RENDERED_BYTES, MAX_RESOURCES } from '../api/well-known.ts';
 import { HELPER_NAMES, registerHelpers, RenderHelperError } from './helpers.ts';
+import {
+  checkRegions,
+  extractRegions,
+  markRegion,
+  regionAt,
+  regionMarkup,
+  RESERVED,
+  type HelperRegion,
+  type RegionSpan,
+} from './helper-regions.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
 
@@ -60,12 +71,16 @@ const OUT_HELPER = '__stencil_out';
 const MARK_OPEN = '\uE000';
 const MARK_CLOSE = '\uE001';
 const MARKER = /\uE000(\d+)\uE001/g;
-const LONE_MARK = /[\uE000\uE001]/;
+const RESERVED_MESSAGE = 'a value contains the reserved characters U+E000-U+E004';
 /** The render's bookkeeping lives in the Handlebars data frame under this key (see the checker). */
 const STATE_KEY = 'stencil';
 
 interface RenderState {
   values: unknown[];
+  /** Helper YAML inserted as text, by region id (see helper-regions.ts). */
+  regions: HelperRegion[];
+  /** Characters of region markers in the text so far: not output, so not counted as size. */
+  markup: number;
   steps: number;
   /** Characters of the inserted values (their markers stand in the text until the end). */
   valueBytes: number;
@@ -123,9 +138,10 @@ function counted(
   return (context: unknown, opts?: Handlebars.RuntimeOptions) => {
     step(state);
     state.nested.push(0);
+    const markup = state.markup;
     const out = body(context, opts);
     const nested = state.nested.pop() ?? 0;
-    grow(state, out.length - nested);
+    grow(state, out.length - (state.markup - markup) - nested);
     return out;
   };
 }
@@ -155,21 +171,31 @@ function createEnvironment(): typeof Handlebars {
     const state = stateOf(options);
     options.fn = counted(state, options.fn);
     options.inverse = counted(state, options.inverse);
+    const markup = state.markup;
     const out = (builtinEach as (...a: unknown[]) => string).apply(this, args);
     const enclosing = state.nested.length - 1;
-    if (enclosing >= 0) state.nested[enclosing]! += out.length;
+    if (enclosing >= 0) state.nested[enclosing]! += out.length - (state.markup - markup);
     return out;
   });
   hb.registerHelper(OUT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => {
     const state = stateOf(options);
     step(state);
+    const hash = options.hash as { at?: string; helper?: string };
+    const at = String(hash.at ?? '');
     if (value instanceof hb.SafeString) {
-      // YAML syntax from a helper: part of the text itself.
-      grow(state, value.toString().length);
-      return value;
+      // YAML syntax from a helper: part of the text itself, inside region markers so that the
+      // parsed output can be checked for what this text did to the structure around it.
+      const text = value.toString();
+      const helper = String(hash.helper ?? 'a helper');
+      if (RESERVED.test(text))
+        throw new Error(`${at}: the output of ${helper}: ${RESERVED_MESSAGE}`);
+      grow(state, text.length);
+      const id = state.regions.length;
+      state.regions.push({ helper, at });
+      state.markup += regionMarkup(id);
+      return markRegion(id, text);
     }
     if (typeof value === 'object' && value !== null) {
-      const at = String((options.hash as { at?: string }).at ?? '');
       throw new Error(
         `${at}: a ${Array.isArray(value) ? 'list' : 'map'} cannot be inserted as text; use {{toYaml ...}} or {{toJson ...}}`,
       );
@@ -216,6 +242,7 @@ function wrapMustaches(program: hbs.AST.Program): void {
           } as hbs.AST.SubExpression)
         : m.path;
       const at = position(m);
+      const helper = isCall ? (m.path as hbs.AST.PathExpression).original : '';
       m.path = {
         type: 'PathExpression',
         data: false,
@@ -225,23 +252,18 @@ function wrapMustaches(program: hbs.AST.Program): void {
         loc: m.loc,
       };
       m.params = [inner];
-      m.hash = {
-        type: 'Hash',
+      const pair = (key: string, value: string): hbs.AST.HashPair => ({
+        type: 'HashPair',
+        key,
+        value: {
+          type: 'StringLiteral',
+          value,
+          original: value,
+          loc: m.loc,
+        } as hbs.AST.StringLiteral,
         loc: m.loc,
-        pairs: [
-          {
-            type: 'HashPair',
-            key: 'at',
-            value: {
-              type: 'StringLiteral',
-              value: at,
-              original: at,
-              loc: m.loc,
-            } as hbs.AST.StringLiteral,
-            loc: m.loc,
-          },
-        ],
-      };
+      });
+      m.hash = { type: 'Hash', loc: m.loc, pairs: [pair('at', at), pair('helper', helper)] };
     } else if (statement.type === 'BlockStatement') {
       const b = statement as hbs.AST.BlockStatement;
       wrapMustaches(b.program);
@@ -292,12 +314,12 @@ function compileUncached(
   parameters: ReadonlySet<string>,
   hash: string,
 ): Outcome<CompiledTemplate> {
-  if (LONE_MARK.test(body)) {
+  if (RESERVED.test(body)) {
     return failure([
       {
         path: 'spec.handlebars',
         reason: 'ValidationFailed',
-        message: 'the template contains reserved characters U+E000/U+E001',
+        message: 'the template contains reserved characters U+E000-U+E004',
       },
     ]);
   }
@@ -338,15 +360,17 @@ export function renderTemplate(
 ): Outcome<RenderedDocument[]> {
   const state: RenderState = {
     values: [],
+    regions: [],
+    markup: 0,
     steps: 0,
     valueBytes: 0,
     estimate: 0,
     nested: [],
     work: 0,
   };
-  let text: string;
+  let marked: string;
   try {
-    text = compiled.run(context, {
+    marked = compiled.run(context, {
       data: { [STATE_KEY]: state },
       allowProtoMethodsByDefault: false,
       allowProtoPropertiesByDefault: false,
@@ -354,6 +378,9 @@ export function renderTemplate(
   } catch (err) {
     return failure([renderProblem(`render failed: ${errorText(err)}`)]);
   }
+  const extracted = extractRegions(marked, state.regions.length);
+  if (!extracted) return failure([renderProblem(RESERVED_MESSAGE)]);
+  const { text, spans } = extracted;
   const size = text.length + state.valueBytes;
   if (size > MAX_RENDERED_BYTES) {
     return failure([
@@ -362,7 +389,7 @@ export function renderTemplate(
   }
   const forged = checkMarkers(text, state.values.length);
   if (forged) return failure([renderProblem(forged)]);
-  return parseDocuments(text, state.values);
+  return parseDocuments(text, state.values, { spans, regions: state.regions });
 }
 
 function errorText(err: unknown): string {
@@ -378,13 +405,10 @@ function checkMarkers(text: string, count: number): string | undefined {
   const seen = new Set<number>();
   for (const match of text.matchAll(MARKER)) {
     const id = Number(match[1]);
-    if (id >= count || seen.has(id))
-      return 'a value contains the reserved characters U+E000/U+E001';
+    if (id >= count || seen.has(id)) return RESERVED_MESSAGE;
     seen.add(id);
   }
-  return LONE_MARK.test(text.replace(MARKER, ''))
-    ? 'a value contains the reserved characters U+E000/U+E001'
-    : undefined;
+  return RESERVED.test(text.replace(MARKER, '')) ? RESERVED_MESSAGE : undefined;
 }
 
 /** Text of a scalar value as it appears inside a larger string; nothing for null/undefined. */
@@ -485,23 +509,67 @@ function manifestProblem(object: unknown): string | undefined {
   return undefined;
 }
 
-function parseDocuments(text: string, values: unknown[]): Outcome<RenderedDocument[]> {
+interface HelperText {
+  spans: readonly RegionSpan[];
+  regions: readonly HelperRegion[];
+}
+
+/** What a helper's YAML text did wrong, where, and what the author can do instead. */
+function regionProblem(helper: HelperRegion, where: string, detail: string): Problem {
+  return renderProblem(
+    `${where}: the output of ${helper.helper} (template ${helper.at}) ${detail}; a helper's YAML must be a whole value (key: {{quote x}}), whole entries ({{nindent 4 (toYaml x)}}), or stay inside one scalar or comment whatever the value: to put a value inside a larger text, insert it as {{x}}`,
+  );
+}
+
+function docIndexAt(docs: readonly Document.Parsed[], offset: number): number {
+  const index = docs.findIndex((d) => offset < d.range[2]);
+  return index === -1 ? docs.length : index + 1;
+}
+
+/**
+ * The first parse error (attributed to the helper whose YAML text caused it, when one did), or
+ * the first helper region that changed the structure around it.
+ */
+function syntaxProblem(
+  text: string,
+  docs: readonly Document.Parsed[],
+  lineCounter: LineCounter,
+  helpers: HelperText,
+): Problem | undefined {
+  for (const [docIndex, doc] of docs.entries()) {
+    const error = doc.errors[0];
+    if (!error) continue;
+    const at = error.linePos?.[0]?.line ?? lineCounter.linePos(doc.range[0]).line;
+    const where = `document ${docIndex + 1} (line ${at} of the output): ${error.message.split('\n')[0]}`;
+    const span = regionAt(text, helpers.spans, error.pos[0], lineCounter, '1.1');
+    return span
+      ? regionProblem(helpers.regions[span.region]!, where, 'is there')
+      : renderProblem(where);
+  }
+  const fault = checkRegions(text, docs, helpers.spans, '1.1');
+  if (!fault) return undefined;
+  const pos = lineCounter.linePos(fault.offset);
+  return regionProblem(
+    helpers.regions[fault.region]!,
+    `document ${docIndexAt(docs, fault.offset)} (line ${pos.line}, column ${pos.col} of the output)`,
+    'changes the YAML structure around it',
+  );
+}
+
+function parseDocuments(
+  text: string,
+  values: unknown[],
+  helpers: HelperText,
+): Outcome<RenderedDocument[]> {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true, lineCounter });
   if (!Array.isArray(docs))
     return failure([renderProblem('the rendered output is not a YAML stream')]);
+  const broken = syntaxProblem(text, docs, lineCounter, helpers);
+  if (broken) return failure([broken]);
   const rendered: RenderedDocument[] = [];
   for (const [docIndex, doc] of docs.entries()) {
     const line = lineCounter.linePos(doc.range[0]).line;
-    const error = doc.errors[0];
-    if (error) {
-      const at = error.linePos?.[0]?.line ?? line;
-      return failure([
-        renderProblem(
-          `document ${docIndex + 1} (line ${at} of the output): ${error.message.split('\n')[0]}`,
-        ),
-      ]);
-    }
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
     const collision = collidingKey(doc, substituteValues(doc, values), lineCounter);
     if (collision)
