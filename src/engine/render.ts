@@ -540,7 +540,8 @@ function syntaxProblem(
     const error = doc.errors[0];
     if (!error) continue;
     const at = error.linePos?.[0]?.line ?? lineCounter.linePos(doc.range[0]).line;
-    const where = `document ${docIndex + 1} (line ${at} of the output): ${error.message.split('\n')[0]}`;
+    const first = (error.message.split('\n')[0] ?? '').replace(/:$/, '');
+    const where = `document ${docIndex + 1} (line ${at} of the output): ${first}`;
     const span = regionAt(text, helpers.spans, error.pos[0], lineCounter, '1.1');
     return span
       ? regionProblem(helpers.regions[span.region]!, where, 'is there')
