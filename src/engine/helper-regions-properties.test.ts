@@ -140,6 +140,48 @@ const PLACEMENTS: Placement[] = [
     },
   },
   {
+    name: 'block list item',
+    line: (m) => `  k:\n    - pre-${m}\n    - z`,
+    check: (data, t) => {
+      expect(keysOf(data)).toEqual(['fixed', 'k']);
+      const list = data.k as unknown[];
+      expect(list).toHaveLength(2);
+      expect(list[1]).toBe('z');
+      if (oneLine(t)) expect(list[0]).toBe(`pre-${t}`);
+    },
+  },
+  {
+    name: 'double-quoted key',
+    line: (m) => `  "pre ${m}": v\n  after: 1`,
+    check: (data) => {
+      const keys = keysOf(data).filter((k) => k !== 'fixed' && k !== 'after');
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatch(/^pre /);
+      expect([data[keys[0]!], data.after]).toEqual(['v', 1]);
+    },
+  },
+  {
+    name: 'second line of a multi-line plain scalar',
+    line: (m) => `  k: first\n    pre ${m} post\n  after: 1`,
+    check: (data) => {
+      expect(keysOf(data)).toEqual(['after', 'fixed', 'k']);
+      expect(data.after).toBe(1);
+      expect(data.k).toMatch(/^first pre [^]* post$/);
+    },
+  },
+  {
+    name: 'nested flow collections',
+    line: (m) => `  k: [[a, pre${m}], {b: x${m} }, z]`,
+    check: (data) => {
+      expect(keysOf(data)).toEqual(['fixed', 'k']);
+      const list = data.k as unknown[];
+      expect(list).toHaveLength(3);
+      expect((list[0] as unknown[]).length).toBe(2);
+      expect(Object.keys(list[1] as object)).toEqual(['b']);
+      expect(list[2]).toBe('z');
+    },
+  },
+  {
     name: 'flow mapping value',
     line: (m) => `  k: {a: pre${m}, z: 1}`,
     check: (data) => {

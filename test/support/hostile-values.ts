@@ -111,6 +111,13 @@ export const HELPER_TEXT_CASES: readonly HelperTextCase[] = [
     refused: /the output of toYaml \(template line 7, column 5\)/,
   },
   {
+    // Inside one scalar, yet it moves where the scalar ends: why "inside a scalar" is not enough.
+    name: 'toYaml ending in a backslash inside double quotes (it escapes the closing quote)',
+    lines: '  k: "pre {{toYaml parameters.x}}" # "',
+    x: 'a\\',
+    refused: /the output of toYaml \(template line 6, column 11\) changes the YAML structure/,
+  },
+  {
     name: 'quote as the whole value',
     lines: '  k: {{quote parameters.x}}',
     x: 'a: b # c\nd: e',
