@@ -3,13 +3,19 @@
 // parsed here and handed to the scenarios as STENCIL_FAULTS_LONG=1 (test/.../support/soak.ts).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const USAGE = `usage: npm run test:faults [-- --long] [file filter...]
   --long   soak variants: 500 instances, 3 fault/heal cycles, faults held 20 s
   filters  names of scenario files to run (e.g. source-deleted); all of them when none`;
 
-function main(argv: string[]): number {
+/** What to run for these arguments: vitest's arguments and environment, or a usage answer. */
+export type FaultsRun =
+  | { run: true; args: string[]; env: Record<string, string | undefined> }
+  | { run: false; exitCode: number; output: string };
+
+export function planRun(argv: string[], env: Record<string, string | undefined>): FaultsRun {
   let parsed;
   try {
     parsed = parseArgs({
@@ -19,23 +25,36 @@ function main(argv: string[]): number {
       strict: true,
     });
   } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    return 2;
+    return { run: false, exitCode: 2, output: `${(error as Error).message}\n${USAGE}` };
   }
-  if (parsed.values.help) {
-    console.log(USAGE);
-    return 0;
+  if (parsed.values.help) return { run: false, exitCode: 0, output: USAGE };
+  const filters = parsed.positionals.length > 0 ? parsed.positionals : [''];
+  // The variable is set or removed explicitly: a stale one in the shell must not turn a default
+  // run into a soak run.
+  const { STENCIL_FAULTS_LONG: _stale, ...rest } = env;
+  return {
+    run: true,
+    args: [
+      'run',
+      '--project',
+      'integration',
+      ...filters.map((f) => `test/integration/faults/${f}`),
+    ],
+    env: parsed.values.long ? { ...rest, STENCIL_FAULTS_LONG: '1' } : rest,
+  };
+}
+
+function main(): number {
+  const plan = planRun(process.argv.slice(2), process.env);
+  if (!plan.run) {
+    (plan.exitCode === 0 ? console.log : console.error)(plan.output);
+    return plan.exitCode;
   }
   const root = join(import.meta.dirname, '..');
-  const filters = parsed.positionals.length > 0 ? parsed.positionals : [''];
-  const files = filters.map((f) => `test/integration/faults/${f}`);
-  const env = { ...process.env };
-  if (parsed.values.long) env.STENCIL_FAULTS_LONG = '1';
-  else delete env.STENCIL_FAULTS_LONG;
   const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-  const run = spawnSync(process.execPath, [vitest, 'run', '--project', 'integration', ...files], {
+  const run = spawnSync(process.execPath, [vitest, ...plan.args], {
     cwd: root,
-    env,
+    env: plan.env,
     stdio: 'inherit',
   });
   if (run.error) {
@@ -45,4 +64,4 @@ function main(argv: string[]): number {
   return run.status ?? 1;
 }
 
-process.exitCode = main(process.argv.slice(2));
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exitCode = main();

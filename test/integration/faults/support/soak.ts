@@ -26,3 +26,16 @@ export function soakOf(env: Record<string, string | undefined>): Soak {
 }
 
 export const SOAK: Soak = soakOf(process.env);
+
+/** The color owners change to during cycle `cycle`: `green` in the default single cycle. */
+export function cycleColor(cycle: number): string {
+  return cycle === 1 ? 'green' : `green-${cycle}`;
+}
+
+/**
+ * The ten instances changed during cycle `cycle`, taken from the end of `names` (as the
+ * scenarios did before cycles) and moving towards the start with each cycle.
+ */
+export function changedIn(names: readonly string[], cycle: number): string[] {
+  return names.slice(names.length - 10 * cycle, names.length - 10 * (cycle - 1));
+}
