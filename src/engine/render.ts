@@ -544,7 +544,7 @@ function syntaxProblem(
     const where = `document ${docIndex + 1} (line ${at} of the output): ${first}`;
     const span = regionAt(text, helpers.spans, error.pos[0], lineCounter, '1.1');
     return span
-      ? regionProblem(helpers.regions[span.region]!, where, 'is there')
+      ? regionProblem(helpers.regions[span.region]!, where, 'is inserted there')
       : renderProblem(where);
   }
   const fault = checkRegions(text, docs, helpers.spans, '1.1');
