@@ -186,7 +186,8 @@ function createEnvironment(): typeof Handlebars {
       // YAML syntax from a helper: part of the text itself, inside region markers so that the
       // parsed output can be checked for what this text did to the structure around it.
       const text = value.toString();
-      const helper = String(hash.helper ?? 'a helper');
+      // A path yields helper YAML too: `{{this}}` inside `{{#with (toYaml x)}}`.
+      const helper = hash.helper ?? 'a helper';
       if (RESERVED.test(text))
         throw new Error(`${at}: the output of ${helper}: ${RESERVED_MESSAGE}`);
       grow(state, text.length);
@@ -242,7 +243,7 @@ function wrapMustaches(program: hbs.AST.Program): void {
           } as hbs.AST.SubExpression)
         : m.path;
       const at = position(m);
-      const helper = isCall ? (m.path as hbs.AST.PathExpression).original : '';
+      const helper = (m.path as hbs.AST.PathExpression).original;
       m.path = {
         type: 'PathExpression',
         data: false,

@@ -118,6 +118,13 @@ export const HELPER_TEXT_CASES: readonly HelperTextCase[] = [
     refused: /the output of toYaml \(template line 6, column 11\) changes the YAML structure/,
   },
   {
+    // Every SafeString the renderer inserts is a region, not only a helper call's result.
+    name: 'toJson reached through {{#with}} as {{this}} in a flow map value',
+    lines: '{{#with (toJson parameters.x)}}\n  k: {a: pre{{this}} }\n{{/with}}',
+    x: ',-',
+    refused: /the output of this \(template line 7, column 13\) changes the YAML structure/,
+  },
+  {
     name: 'quote as the whole value',
     lines: '  k: {{quote parameters.x}}',
     x: 'a: b # c\nd: e',
