@@ -6,6 +6,7 @@ import { describe, expect } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { aSecret, aTemplate, anInstance } from '../../test/support/builders.ts';
 import { caseCounter, runs } from '../../test/support/property-runs.ts';
+import { hostileString } from '../../test/support/hostile-values.ts';
 import { shows } from '../../test/support/secret-leak-cases.ts';
 import type { JsonValue } from '../api/object-meta.ts';
 import { readyCondition } from './conditions.ts';
@@ -37,11 +38,7 @@ function render(
 
 const param = fc.constantFrom(...PARAMS).map((p) => `@root.parameters.${p}`);
 
-/**
- * An expression over a parameter: the parameter itself or a helper applied to it. The helpers
- * that emit YAML syntax (quote, squote, toJson) appear only at the start of a scalar, where
- * ADR 0002 guarantees their output; spliced mid-scalar they are a known gap (docs/reliability.md).
- */
+/** An expression over a parameter: the parameter itself or a helper applied to it. */
 const expression = fc.oneof(
   param,
   fc
@@ -74,6 +71,12 @@ const scalarFragment = fc.oneof(
   expression.map((e) => `{{quote ${e}}}`),
   expression.map((e) => `{{squote ${e}}}`),
   expression.map((e) => `{{toJson ${e}}}`),
+  // The helpers that emit YAML syntax, inside other text too (ADR 0011).
+  fc
+    .tuple(fc.constantFrom('quote', 'squote', 'toJson', 'toYaml'), expression)
+    .map(([helper, e]) => `pre-{{${helper} ${e}}}-post`),
+  expression.map((e) => `a {{toJson ${e}}}`),
+  expression.map((e) => `x # {{toYaml ${e}}}`),
   param.map((p) => `{{len ${p}}}`),
   param.map((p) => `{{#if ${p}}}yes{{else}}no{{/if}}`),
   param.map((p) => `{{#unless ${p}}}empty{{/unless}}`),
@@ -145,50 +148,6 @@ const body = fc
   );
 
 // ---- hostile values --------------------------------------------------------------------------
-
-const YAML_SIGNIFICANT = [
-  ': ',
-  '\n',
-  '\r\n',
-  '- ',
-  '#',
-  '{',
-  '}',
-  '[',
-  ']',
-  '&a ',
-  '*a',
-  '!!js/function',
-  '---',
-  '...',
-  '|',
-  '>',
-  "'",
-  '"',
-  '\\',
-  '<<: *a',
-  '\t',
-  '\u0000',
-  '\u0085',
-  '\u2028',
-  '{{',
-  '}}',
-  '\uE000',
-  '\uE002',
-  '__proto__',
-  'true',
-  '~',
-];
-
-/** Strings built to confuse YAML and Handlebars, mixed with arbitrary unicode. */
-const hostileString = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 40 }),
-  fc
-    .array(fc.oneof(fc.constantFrom(...YAML_SIGNIFICANT), fc.string({ maxLength: 6 })), {
-      maxLength: 12,
-    })
-    .map((parts) => parts.join('')),
-);
 
 const protoKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'polluted');
 
@@ -298,8 +257,11 @@ describe('property: render of random templates and hostile values', () => {
       if (!reference.ok) return; // the template itself is broken: nothing to compare
       tried('values never change structure ... of which the template rendered');
       if (!hostile.ok) {
-        // The one refusal a value may cause here: it carries the reserved marker characters.
-        expect(hostile.problems[0]?.message).toMatch(/reserved characters/);
+        // The refusals a value may cause here: it carries the reserved marker characters, or a
+        // helper's YAML placed inside text would have changed the structure (ADR 0011).
+        expect(hostile.problems[0]?.message).toMatch(
+          /reserved characters|the output of (quote|squote|toJson|toYaml) \(template line \d+, column \d+\)/,
+        );
         return;
       }
       expect(hostile.value.map((d) => shape(d.object))).toEqual(
@@ -358,7 +320,7 @@ describe('property: render of random templates and hostile values', () => {
     const hostile = withValue(value);
     expect(reference.ok).toBe(true);
     if (!hostile.ok) {
-      expect(value).toMatch(/[\uE000-\uE003]/);
+      expect(value).toMatch(/[\uE000-\uE006]/);
       expect(hostile.problems[0]?.message).toMatch(/reserved characters/);
       return;
     }

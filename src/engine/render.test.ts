@@ -1,4 +1,5 @@
 import { fc, it as prop } from '@fast-check/vitest';
+import { HELPER_TEXT_CASES } from '../../test/support/hostile-values.ts';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../api/object-meta.ts';
 import { MAX_RESOURCES } from '../api/well-known.ts';
@@ -134,6 +135,41 @@ describe('a consumer value in a plain {{parameters.x}} position is inserted as e
       y: '\uE0000\uE001',
     });
     expect(!result.ok && result.problems[0]?.message).toContain('reserved characters');
+  });
+});
+
+describe('a helper that emits YAML, inside other text, never changes the structure (ADR 0011)', () => {
+  it.each(HELPER_TEXT_CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const result = render(configMap(c.lines), { x: c.x as JsonValue });
+    if (c.refused) {
+      expect(result.ok).toBe(false);
+      expect(!result.ok && result.problems).toEqual([
+        {
+          path: 'spec.handlebars',
+          reason: 'TemplateExecutionFailed',
+          message: expect.stringMatching(c.refused) as string,
+        },
+      ]);
+    } else {
+      const data = result.ok ? result.value[0]?.object.data : result.problems;
+      expect(data).toEqual(c.data);
+    }
+  });
+
+  it('says what the author can do instead, and never quotes the value', () => {
+    const result = render(configMap('  k: pre-{{quote parameters.x}}-post'), { x: 'S3cret: v' });
+    const message = !result.ok ? (result.problems[0]?.message ?? '') : '';
+    expect(message).toMatch(/insert it as \{\{x\}\}/);
+    expect(message).not.toContain('S3cret');
+  });
+
+  it('refuses a value that forges the region markers', () => {
+    for (const forged of ['\uE0020\uE003', '\uE004', '\uE003']) {
+      const result = render(configMap('  k: {{toJson parameters.x}}'), { x: forged });
+      expect(!result.ok && result.problems[0]?.message).toMatch(
+        /the output of toJson: a value contains the reserved characters/,
+      );
+    }
   });
 });
 

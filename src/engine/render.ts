@@ -1,7 +1,8 @@
 // Renders a Template body: an isolated Handlebars environment with Stencil's helpers, compiled
 // once per body (cached by content hash), executed with a step budget, and turned into YAML
 // documents in which consumer values can never add, remove or restructure keys (see
-// docs/adr/0002-safe-interpolation.md for how the value markers work).
+// docs/adr/0002-safe-interpolation.md for how the value markers work, and
+// docs/adr/0011-render-helper-regions.md for the YAML text of helpers).
 import { createHash } from 'node:crypto';
 import Handlebars from 'handlebars';
 import {
@@ -26,6 +27,16 @@ import {
   type ObservedInput,
   type ObservedLookup,
 } from './observed.ts';
+import {
+  checkRegions,
+  extractRegions,
+  markRegion,
+  regionAt,
+  regionMarkup,
+  RESERVED,
+  type HelperRegion,
+  type RegionSpan,
+} from './helper-regions.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
 
@@ -75,18 +86,22 @@ const MARKER = /\uE000(\d+)\uE001/g;
 /**
  * Attribution marks: put in front of the output of every `{{ }}` that calls `observed`, and
  * taken out before the YAML is parsed, they tell which document each call landed in (through
- * loops and helpers, which a look at the template text cannot).
+ * loops and helpers, which a look at the template text cannot). Region markers (helper YAML)
+ * use U+E002–U+E004; see helper-regions.ts, which lists every reserved character.
  */
-const ATTRIBUTION_OPEN = '\uE002';
-const ATTRIBUTION_CLOSE = '\uE003';
-const ATTRIBUTION = /\uE002(\d+)\uE003/g;
-const LONE_MARK = /[\uE000-\uE003]/;
-const RESERVED_MESSAGE = 'a value contains the reserved characters U+E000–U+E003';
+const ATTRIBUTION_OPEN = '\uE005';
+const ATTRIBUTION_CLOSE = '\uE006';
+const ATTRIBUTION = /\uE005(\d+)\uE006/g;
+const RESERVED_MESSAGE = 'a value contains the reserved characters U+E000-U+E006';
 /** The render's bookkeeping lives in the Handlebars data frame under this key (see the checker). */
 const STATE_KEY = 'stencil';
 
 interface RenderState {
   values: unknown[];
+  /** Helper YAML inserted as text, by region id (see helper-regions.ts). */
+  regions: HelperRegion[];
+  /** Characters of region markers in the text so far: not output, so not counted as size. */
+  markup: number;
   steps: number;
   /** Characters of the inserted values (their markers stand in the text until the end). */
   valueBytes: number;
@@ -150,9 +165,10 @@ function counted(
   return (context: unknown, opts?: Handlebars.RuntimeOptions) => {
     step(state);
     state.nested.push(0);
+    const markup = state.markup;
     const out = body(context, opts);
     const nested = state.nested.pop() ?? 0;
-    grow(state, out.length - nested);
+    grow(state, out.length - (state.markup - markup) - nested);
     return out;
   };
 }
@@ -182,9 +198,10 @@ function createEnvironment(): typeof Handlebars {
     const state = stateOf(options);
     options.fn = counted(state, options.fn);
     options.inverse = counted(state, options.inverse);
+    const markup = state.markup;
     const out = (builtinEach as (...a: unknown[]) => string).apply(this, args);
     const enclosing = state.nested.length - 1;
-    if (enclosing >= 0) state.nested[enclosing]! += out.length;
+    if (enclosing >= 0) state.nested[enclosing]! += out.length - (state.markup - markup);
     return out;
   });
   hb.registerHelper(
@@ -207,19 +224,29 @@ function createEnvironment(): typeof Handlebars {
   hb.registerHelper(OUT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => {
     const state = stateOf(options);
     step(state);
-    const calls = (options.hash as { observed?: string }).observed;
+    const hash = options.hash as { at?: string; helper?: string; observed?: string };
+    const at = String(hash.at ?? '');
     let mark = '';
-    if (calls !== undefined) {
+    if (hash.observed !== undefined) {
       mark = `${ATTRIBUTION_OPEN}${state.attributions.length}${ATTRIBUTION_CLOSE}`;
-      state.attributions.push(calls.split(',').map(Number));
+      state.attributions.push(hash.observed.split(',').map(Number));
+      state.markup += mark.length;
     }
     if (value instanceof hb.SafeString) {
-      // YAML syntax from a helper: part of the text itself.
-      grow(state, value.toString().length);
-      return mark ? new hb.SafeString(`${mark}${value.toString()}`) : value;
+      // YAML syntax from a helper: part of the text itself, inside region markers so that the
+      // parsed output can be checked for what this text did to the structure around it.
+      const text = value.toString();
+      // A path yields helper YAML too: `{{this}}` inside `{{#with (toYaml x)}}`.
+      const helper = hash.helper ?? 'a helper';
+      if (RESERVED.test(text))
+        throw new Error(`${at}: the output of ${helper}: ${RESERVED_MESSAGE}`);
+      grow(state, text.length);
+      const id = state.regions.length;
+      state.regions.push({ helper, at });
+      state.markup += regionMarkup(id);
+      return `${mark}${markRegion(id, text)}`;
     }
     if (typeof value === 'object' && value !== null) {
-      const at = String((options.hash as { at?: string }).at ?? '');
       throw new Error(
         `${at}: a ${Array.isArray(value) ? 'list' : 'map'} cannot be inserted as text; use {{toYaml ...}} or {{toJson ...}}`,
       );
@@ -289,6 +316,7 @@ function wrapMustaches(program: hbs.AST.Program, ids: ReadonlyMap<hbs.AST.Node, 
           } as hbs.AST.SubExpression)
         : m.path;
       const at = position(m);
+      const helper = (m.path as hbs.AST.PathExpression).original;
       m.path = {
         type: 'PathExpression',
         data: false,
@@ -298,7 +326,7 @@ function wrapMustaches(program: hbs.AST.Program, ids: ReadonlyMap<hbs.AST.Node, 
         loc: m.loc,
       };
       m.params = [inner];
-      const pairs = [stringPair('at', at, m.loc)];
+      const pairs = [stringPair('at', at, m.loc), stringPair('helper', helper, m.loc)];
       if (calls.length > 0) pairs.push(stringPair('observed', calls.join(','), m.loc));
       m.hash = { type: 'Hash', loc: m.loc, pairs };
     } else if (statement.type === 'BlockStatement') {
@@ -353,12 +381,12 @@ function compileUncached(
   parameters: ReadonlySet<string>,
   hash: string,
 ): Outcome<CompiledTemplate> {
-  if (LONE_MARK.test(body)) {
+  if (RESERVED.test(body)) {
     return failure([
       {
         path: 'spec.handlebars',
         reason: 'ValidationFailed',
-        message: 'the template contains reserved characters U+E000–U+E003',
+        message: 'the template contains reserved characters U+E000-U+E006',
       },
     ]);
   }
@@ -409,6 +437,8 @@ export function renderTemplate(
 ): Outcome<RenderedDocument[]> {
   const state: RenderState = {
     values: [],
+    regions: [],
+    markup: 0,
     steps: 0,
     valueBytes: 0,
     estimate: 0,
@@ -418,9 +448,9 @@ export function renderTemplate(
     outcomes: new Map(),
     attributions: [],
   };
-  let text: string;
+  let marked: string;
   try {
-    text = compiled.run(context, {
+    marked = compiled.run(context, {
       data: { [STATE_KEY]: state },
       allowProtoMethodsByDefault: false,
       allowProtoPropertiesByDefault: false,
@@ -428,9 +458,12 @@ export function renderTemplate(
   } catch (err) {
     return failure([renderProblem(`render failed: ${errorText(err)}`)]);
   }
-  const attributed = takeAttributions(text, state.attributions.length);
+  const extracted = extractRegions(marked, state.regions.length);
+  if (!extracted) return failure([renderProblem(RESERVED_MESSAGE)]);
+  const attributed = takeAttributions(extracted.text, state.attributions.length);
   if (!attributed) return failure([renderProblem(RESERVED_MESSAGE)]);
-  text = attributed.text;
+  const { text } = attributed;
+  const spans = withoutAttributions(extracted.spans, extracted.text);
   const size = text.length + state.valueBytes;
   if (size > MAX_RENDERED_BYTES) {
     return failure([
@@ -439,7 +472,7 @@ export function renderTemplate(
   }
   const forged = checkMarkers(text, state.values.length);
   if (forged) return failure([renderProblem(forged)]);
-  const parsed = parseDocuments(text, state.values);
+  const parsed = parseDocuments(text, state.values, { spans, regions: state.regions });
   if (!parsed.ok || compiled.observed.length === 0) return parsed;
   return success(attachObserved(parsed.value, attributed.marks, state, compiled.observed));
 }
@@ -458,7 +491,7 @@ function takeAttributions(
   text: string,
   count: number,
 ): { text: string; marks: { offset: number; seq: number }[] } | undefined {
-  if (count === 0) return /[\uE002\uE003]/.test(text) ? undefined : { text, marks: [] };
+  if (count === 0) return /[\uE005\uE006]/.test(text) ? undefined : { text, marks: [] };
   const marks: { offset: number; seq: number }[] = [];
   let removed = 0;
   const stripped = text.replace(ATTRIBUTION, (match: string, seq: string, at: number) => {
@@ -467,7 +500,18 @@ function takeAttributions(
     return '';
   });
   if (marks.length !== count || marks.some((m, i) => m.seq !== i)) return undefined;
-  return /[\uE002\uE003]/.test(stripped) ? undefined : { text: stripped, marks };
+  return /[\uE005\uE006]/.test(stripped) ? undefined : { text: stripped, marks };
+}
+
+/**
+ * Region spans measured in a text that still had its attribution marks, moved to the text
+ * without them (a mark is never inside a region: it precedes a whole `{{ }}` output).
+ */
+function withoutAttributions(spans: RegionSpan[], marked: string): RegionSpan[] {
+  const cuts = [...marked.matchAll(ATTRIBUTION)].map((m) => ({ at: m.index, length: m[0].length }));
+  if (cuts.length === 0) return spans;
+  const shift = (p: number): number => cuts.reduce((n, c) => (c.at < p ? n + c.length : n), 0);
+  return spans.map((s) => ({ ...s, start: s.start - shift(s.start), end: s.end - shift(s.end) }));
 }
 
 /** Gives each document the `observed` reads whose marks fell inside it. */
@@ -515,7 +559,7 @@ function checkMarkers(text: string, count: number): string | undefined {
     if (id >= count || seen.has(id)) return RESERVED_MESSAGE;
     seen.add(id);
   }
-  return LONE_MARK.test(text.replace(MARKER, '')) ? RESERVED_MESSAGE : undefined;
+  return RESERVED.test(text.replace(MARKER, '')) ? RESERVED_MESSAGE : undefined;
 }
 
 /** Text of a scalar value as it appears inside a larger string; nothing for null/undefined. */
@@ -616,23 +660,68 @@ function manifestProblem(object: unknown): string | undefined {
   return undefined;
 }
 
-function parseDocuments(text: string, values: unknown[]): Outcome<RenderedDocument[]> {
+interface HelperText {
+  spans: readonly RegionSpan[];
+  regions: readonly HelperRegion[];
+}
+
+/** What a helper's YAML text did wrong, where, and what the author can do instead. */
+function regionProblem(helper: HelperRegion, where: string, detail: string): Problem {
+  return renderProblem(
+    `${where}: the output of ${helper.helper} (template ${helper.at}) ${detail}; a helper's YAML must be a whole value (key: {{quote x}}), whole entries ({{nindent 4 (toYaml x)}}), or stay inside one scalar or comment whatever the value: to put a value inside a larger text, insert it as {{x}}`,
+  );
+}
+
+function docIndexAt(docs: readonly Document.Parsed[], offset: number): number {
+  const index = docs.findIndex((d) => offset < d.range[2]);
+  return index === -1 ? docs.length : index + 1;
+}
+
+/**
+ * The first parse error (attributed to the helper whose YAML text caused it, when one did), or
+ * the first helper region that changed the structure around it.
+ */
+function syntaxProblem(
+  text: string,
+  docs: readonly Document.Parsed[],
+  lineCounter: LineCounter,
+  helpers: HelperText,
+): Problem | undefined {
+  for (const [docIndex, doc] of docs.entries()) {
+    const error = doc.errors[0];
+    if (!error) continue;
+    const at = error.linePos?.[0]?.line ?? lineCounter.linePos(doc.range[0]).line;
+    const first = (error.message.split('\n')[0] ?? '').replace(/:$/, '');
+    const where = `document ${docIndex + 1} (line ${at} of the output): ${first}`;
+    const span = regionAt(text, helpers.spans, error.pos[0], lineCounter, '1.1');
+    return span
+      ? regionProblem(helpers.regions[span.region]!, where, 'is inserted there')
+      : renderProblem(where);
+  }
+  const fault = checkRegions(text, docs, helpers.spans, '1.1');
+  if (!fault) return undefined;
+  const pos = lineCounter.linePos(fault.offset);
+  return regionProblem(
+    helpers.regions[fault.region]!,
+    `document ${docIndexAt(docs, fault.offset)} (line ${pos.line}, column ${pos.col} of the output)`,
+    'changes the YAML structure around it',
+  );
+}
+
+function parseDocuments(
+  text: string,
+  values: unknown[],
+  helpers: HelperText,
+): Outcome<RenderedDocument[]> {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true, lineCounter });
   if (!Array.isArray(docs))
     return failure([renderProblem('the rendered output is not a YAML stream')]);
+  const broken = syntaxProblem(text, docs, lineCounter, helpers);
+  if (broken) return failure([broken]);
   const rendered: RenderedDocument[] = [];
   for (const [docIndex, doc] of docs.entries()) {
     const line = lineCounter.linePos(doc.range[0]).line;
-    const error = doc.errors[0];
-    if (error) {
-      const at = error.linePos?.[0]?.line ?? line;
-      return failure([
-        renderProblem(
-          `document ${docIndex + 1} (line ${at} of the output): ${error.message.split('\n')[0]}`,
-        ),
-      ]);
-    }
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
     const collision = collidingKey(doc, substituteValues(doc, values), lineCounter);
     if (collision)

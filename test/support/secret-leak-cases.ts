@@ -63,6 +63,18 @@ export const SECRET_LEAK_CASES: readonly SecretLeakCase[] = [
     reason: 'TemplateExecutionFailed',
   },
   {
+    name: 'the Secret quoted into the middle of a flow map value, adding a key (ADR 0011)',
+    body: configMap('  name: x', 'data:\n  a: {b: pre{{quote parameters.pw}}}\n'),
+    reason: 'TemplateExecutionFailed',
+    secret: 'SUPER, SECRET: x',
+  },
+  {
+    name: 'the Secret as JSON at the end of a plain scalar, cut by a comment (ADR 0011)',
+    body: configMap('  name: x', 'data:\n  a: pre {{toJson parameters.pw}}\n'),
+    reason: 'TemplateExecutionFailed',
+    secret: 'SUPER #SECRET',
+  },
+  {
     name: 'the Secret upper-cased into a namespace',
     body: configMap('  name: x\n  namespace: {{upper parameters.pw}}'),
     reason: 'TemplateExecutionFailed',

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.ts';
+import { HELPER_TEXT_CASES } from '../support/hostile-values.ts';
 import { SECRET, SECRET_LEAK_CASES, shows } from '../support/secret-leak-cases.ts';
 
 let dir: string;
@@ -91,6 +92,23 @@ describe('stencil render never prints a Secret through a failure', () => {
         expect(shows(text, secret)).toBe(false);
     },
   );
+});
+
+describe('stencil render refuses helper YAML that would change the structure (ADR 0011)', () => {
+  const refused = HELPER_TEXT_CASES.filter((c) => c.refused);
+  it.each(refused.map((c, i) => [c.name, c, i] as const))('%s', async (_name, c, i) => {
+    const body = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n${c.lines}\n`;
+    const result = await main([
+      'render',
+      '--template',
+      templateFile(`helper${i}`, body, [{ name: 'x' }]),
+      '--instance',
+      instanceFile(`helper${i}`, [{ name: 'x', value: c.x }]),
+    ]);
+    expect(result).toMatchObject({ exitCode: 1, stdout: '' });
+    expect(result.stderr).toMatch(/^Rendered=False TemplateExecutionFailed: spec.handlebars: /);
+    expect(result.stderr).toMatch(c.refused!);
+  });
 });
 
 describe('a runaway render', () => {

@@ -14,6 +14,7 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ensureBinaries, type Binaries, type Log } from './binaries.ts';
 import { describeLogs, launch, terminate, type Managed } from './processes.ts';
 import { send, type Endpoint } from './http.ts';
@@ -44,11 +45,15 @@ export interface ControlPlane extends Endpoint {
   pids(): { etcd?: number; kubeApiserver?: number };
   /**
    * Stops and starts kube-apiserver on the same port and data (simulates an API server restart).
-   * `SIGKILL` kills it without a graceful shutdown, as a crash or an OOM kill would.
+   * `SIGKILL` kills it without a graceful shutdown, as a crash or an OOM kill would. It stays
+   * down `downMs` (default 0) before it starts again.
    */
-  restartApiserver(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
-  /** SIGKILLs etcd and starts it again on the same port and data (the API server answers 5xx meanwhile). */
-  restartEtcd(): Promise<void>;
+  restartApiserver(signal?: 'SIGTERM' | 'SIGKILL', downMs?: number): Promise<void>;
+  /**
+   * SIGKILLs etcd and starts it again on the same port and data after `downMs` (default 0); the
+   * API server answers 5xx meanwhile.
+   */
+  restartEtcd(downMs?: number): Promise<void>;
   /** Compacts etcd to its current revision (physically), so older resourceVersions are gone (410). */
   compactEtcd(): Promise<number>;
   stop(): Promise<void>;
@@ -334,8 +339,9 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       runDir: layout.runDir,
       version: version.gitVersion,
       pids: () => ({ etcd: etcd.child.pid, kubeApiserver: apiserver?.child.pid }),
-      restartEtcd: async () => {
+      restartEtcd: async (downMs = 0) => {
         await killNow(etcd);
+        if (downMs > 0) await delay(downMs);
         etcd = launch('etcd', binaries.etcd, etcdArgs(layout), join(layout.runDir, 'etcd.log'));
         recordPids();
         await etcdHealthy(Date.now() + 30_000);
@@ -354,9 +360,10 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
         if (compacted.status !== 200) throw new Error(`etcd compaction: ${compacted.body}`);
         return revision;
       },
-      restartApiserver: async (signal = 'SIGTERM') => {
+      restartApiserver: async (signal = 'SIGTERM', downMs = 0) => {
         if (apiserver && signal === 'SIGKILL') await killNow(apiserver);
         else if (apiserver) await terminate(apiserver);
+        if (downMs > 0) await delay(downMs);
         apiserver = (await startApiserver(binaries, layout, etcd, options)).apiserver;
         recordPids();
       },

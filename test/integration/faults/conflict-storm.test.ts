@@ -3,7 +3,8 @@
 // (each taking the field, which Stencil must revert), plus edits of a strict resource (each
 // denied by the webhook). Stencil's value wins, each foreign write costs at most a bounded number
 // of reconciles (no hot loop; the rate is printed), the strict resource never changes, and a
-// change made during the storm is applied.
+// change made during the storm is applied. With --long (support/soak.ts): 500 instances, 100 of
+// them fought over for 30 rounds.
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import type { KubeObject } from '../../../src/api/object-meta.ts';
 import { API_VERSION } from '../../../src/api/well-known.ts';
@@ -23,10 +24,14 @@ import {
 import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
+import { SOAK } from './support/soak.ts';
 
-const COUNT = 100;
-const FOUGHT = 20; // instances whose ConfigMap the second manager fights over
-const ROUNDS = 10;
+const COUNT = SOAK.instances;
+const TIMEOUT = SOAK.timeout(300_000);
+// Instances whose ConfigMap the second manager fights over: 20 of 100 (100 of 500 with --long).
+const FOUGHT = COUNT / 5;
+const ROUNDS = 10 * SOAK.cycles; // even: half without force, half with
+
 const configuration = `stencil-faults-storm-${process.pid}`;
 let running: RunningOperator;
 let user: KubeCluster;
@@ -81,75 +86,86 @@ afterAll(async () => {
   userConnection?.http.close();
 });
 
-it('wins a field-manager fight without a hot loop and keeps a strict resource unchanged', async () => {
-  await fleet.start('storm-Secret-value-0b7d');
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'locked', namespace },
-    spec: {
-      sync: { mode: 'strict' },
-      handlebars:
-        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\ndata:\n  color: blue\n',
-    },
-  });
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name: 'locked', namespace },
-    spec: { templateRef: { name: 'locked' } },
-  });
-  const locked = await eventually(
-    () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', name: 'locked', namespace }),
-    'the strict ConfigMap',
-  );
-  await running.operator.idle();
-  const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
-  const reconcilesBefore = await sumOf(metrics.reconcileTotal, { controller: 'templateinstance' });
-  const revertsBefore = await sumOf(metrics.driftReverts);
+it(
+  'wins a field-manager fight without a hot loop and keeps a strict resource unchanged',
+  async () => {
+    await fleet.start('storm-Secret-value-0b7d', SOAK.timeout(120_000));
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      metadata: { name: 'locked', namespace },
+      spec: {
+        sync: { mode: 'strict' },
+        handlebars:
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\ndata:\n  color: blue\n',
+      },
+    });
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      metadata: { name: 'locked', namespace },
+      spec: { templateRef: { name: 'locked' } },
+    });
+    const locked = await eventually(
+      () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', name: 'locked', namespace }),
+      'the strict ConfigMap',
+    );
+    await running.operator.idle();
+    const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
+    const reconcilesBefore = await sumOf(metrics.reconcileTotal, {
+      controller: 'templateinstance',
+    });
+    const revertsBefore = await sumOf(metrics.driftReverts);
 
-  const fought = fleet.names().slice(0, FOUGHT);
-  const changed = fought.slice(10); // fought over AND changed by their owner during the storm
-  const outcomes = { written: 0, conflict: 0, denied: 0 };
-  const started = Date.now();
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of fought) outcomes[await fight(name, round % 2 === 1)]++;
-    const strict = await fight('locked', true);
-    expect(strict).toBe('denied');
-    if (round === ROUNDS / 2) await fleet.setColor(changed, 'green');
-  }
-  const stormMs = Date.now() - started;
+    const fought = fleet.names().slice(0, FOUGHT);
+    const changed = fought.slice(10); // fought over AND changed by their owner during the storm
+    const outcomes = { written: 0, conflict: 0, denied: 0 };
+    const started = Date.now();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const name of fought) outcomes[await fight(name, round % 2 === 1)]++;
+      const strict = await fight('locked', true);
+      expect(strict).toBe('denied');
+      if (round === ROUNDS / 2) await fleet.setColor(changed, 'green');
+    }
+    const stormMs = Date.now() - started;
 
-  await fleet.awaitConverged('every instance after the storm');
-  await running.operator.idle();
-  const reconciles =
-    (await sumOf(metrics.reconcileTotal, { controller: 'templateinstance' })) - reconcilesBefore;
-  const reverts = (await sumOf(metrics.driftReverts)) - revertsBefore;
-  const after = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', name: 'locked', namespace });
-  const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
-  const maps = await fleet.configMaps();
-  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
-  const leaks = await fleet.leaks(running.logs);
-  printFigures('4 conflict storm by a second field manager', {
-    instances: COUNT,
-    foreignForcedWrites: outcomes.written,
-    conflicts409: outcomes.conflict,
-    strictDenials: ROUNDS,
-    reverts,
-    reconciles,
-    reconcilesPerForeignWrite: (reconciles / Math.max(1, outcomes.written)).toFixed(2),
-    requeueRatePerSecond: ((reconciles / stormMs) * 1000).toFixed(1),
-    deletes,
-    lostUpdates,
-    leakedValues: leaks.length,
-  });
-  expect(outcomes.conflict).toBe((FOUGHT * ROUNDS) / 2);
-  expect(outcomes.written).toBe((FOUGHT * ROUNDS) / 2);
-  // No amplification: a foreign write costs at most a couple of reconciles (its watch event and
-  // the echo of the revert), plus one per owner change; a hot loop would be unbounded.
-  expect(reverts).toBeLessThanOrEqual(outcomes.written);
-  expect(reconciles).toBeLessThanOrEqual(3 * outcomes.written + 2 * changed.length);
-  expect(after?.metadata.resourceVersion).toBe(locked.metadata.resourceVersion);
-  expect(dataOf(after)).toEqual({ color: 'blue' });
-  expectNothingLost({ deletes, lostUpdates, leaks });
-}, 300_000);
+    await fleet.awaitConverged('every instance after the storm', SOAK.timeout(90_000));
+    await running.operator.idle();
+    const reconciles =
+      (await sumOf(metrics.reconcileTotal, { controller: 'templateinstance' })) - reconcilesBefore;
+    const reverts = (await sumOf(metrics.driftReverts)) - revertsBefore;
+    const after = await user.get({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'locked',
+      namespace,
+    });
+    const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
+    const maps = await fleet.configMaps();
+    const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
+    const leaks = await fleet.leaks(running.logs);
+    printFigures('4 conflict storm by a second field manager', {
+      instances: COUNT,
+      foreignForcedWrites: outcomes.written,
+      conflicts409: outcomes.conflict,
+      strictDenials: ROUNDS,
+      reverts,
+      reconciles,
+      reconcilesPerForeignWrite: (reconciles / Math.max(1, outcomes.written)).toFixed(2),
+      requeueRatePerSecond: ((reconciles / stormMs) * 1000).toFixed(1),
+      deletes,
+      lostUpdates,
+      leakedValues: leaks.length,
+    });
+    expect(outcomes.conflict).toBe((FOUGHT * ROUNDS) / 2);
+    expect(outcomes.written).toBe((FOUGHT * ROUNDS) / 2);
+    // No amplification: a foreign write costs at most a couple of reconciles (its watch event and
+    // the echo of the revert), plus one per owner change; a hot loop would be unbounded.
+    expect(reverts).toBeLessThanOrEqual(outcomes.written);
+    expect(reconciles).toBeLessThanOrEqual(3 * outcomes.written + 2 * changed.length);
+    expect(after?.metadata.resourceVersion).toBe(locked.metadata.resourceVersion);
+    expect(dataOf(after)).toEqual({ color: 'blue' });
+    expectNothingLost({ deletes, lostUpdates, leaks });
+  },
+  TIMEOUT,
+);

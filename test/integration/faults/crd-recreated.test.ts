@@ -2,6 +2,7 @@
 // (the API server removes its objects) and re-created, with a change made meanwhile. Each
 // instance says which kind is missing, keeps its other resources (no delete, no rewrite), and
 // converges, the change included, once the kind is served again.
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import type { KubeObject } from '../../../src/api/object-meta.ts';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
@@ -17,8 +18,9 @@ import {
 import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
+import { cycleColor, SOAK } from './support/soak.ts';
 
-const COUNT = 100;
+const COUNT = SOAK.instances;
 const GROUP = 'faults.stencil.dev';
 let running: RunningOperator;
 let admin: KubeCluster;
@@ -98,62 +100,80 @@ afterAll(async () => {
   });
 });
 
-it('reports the missing kind, keeps the rest applied, and heals when the CRD returns', async () => {
-  await fleet.start('crd-fault-Secret-4d1e');
-  expect((await widgetColors()).size).toBe(COUNT);
-  await running.operator.idle();
-  const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
-  const retriesBefore = await sumOf(metrics.queueRetries);
+it(
+  'reports the missing kind, keeps the rest applied, and heals when the CRD returns',
+  async () => {
+    await fleet.start('crd-fault-Secret-4d1e', SOAK.timeout(120_000));
+    expect((await widgetColors()).size).toBe(COUNT);
+    await running.operator.idle();
 
-  await admin.delete({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    name: `widgets.${GROUP}`,
-  });
-  await eventually(async () => !(await widgetsServed()), 'the Widget kind to be gone', 60_000);
-  const changed = fleet.names().slice(0, 10);
-  await fleet.setColor(changed, 'green'); // a change made during the fault
-  await eventually(
-    async () =>
-      (await fleet.instances()).every((i) => {
-        const ready = conditionOf(i.status);
-        return (
-          ready?.status === 'False' &&
-          /kind Widget \(faults\.stencil\.dev\/v1\).* not serve/.test(ready.message) &&
-          i.status?.observedGeneration === i.metadata.generation
-        );
-      }),
-    'every instance to report the missing Widget kind',
-    90_000,
-  );
-  const reported = conditionOf((await fleet.instances())[0]?.status);
-  console.log(`[fault] 7 reported as: ${reported?.reason}: ${reported?.message}`);
-  const during = await fleet.configMaps();
-  expect(during.size).toBe(COUNT);
-  expect([...during.values()].filter((m) => dataOf(m)?.color !== 'blue')).toEqual([]);
+    // One cycle by default; --long repeats it, with the CRD gone for a while each time.
+    for (let cycle = 1; cycle <= SOAK.cycles; cycle++) {
+      const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
+      const retriesBefore = await sumOf(metrics.queueRetries);
+      const applied = new Map(fleet.expected);
 
-  const healed = Date.now();
-  await admin.apply(WIDGET_CRD);
-  await eventually(widgetsServed, 'the Widget kind to be served again');
-  await fleet.awaitConverged('every instance after the CRD returned', 150_000);
-  const colors = await eventually(async () => {
-    const now = await widgetColors();
-    return now.size === COUNT && now;
-  }, 'every Widget re-created');
-  const convergeMs = Date.now() - healed;
+      await admin.delete({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        name: `widgets.${GROUP}`,
+      });
+      await eventually(async () => !(await widgetsServed()), 'the Widget kind to be gone', 60_000);
+      const changed = fleet.names().slice((cycle - 1) * 10, cycle * 10);
+      const color = cycleColor(cycle);
+      await fleet.setColor(changed, color); // a change made during the fault
+      await eventually(
+        async () =>
+          (await fleet.instances()).every((i) => {
+            const ready = conditionOf(i.status);
+            return (
+              ready?.status === 'False' &&
+              /kind Widget \(faults\.stencil\.dev\/v1\).* not serve/.test(ready.message) &&
+              i.status?.observedGeneration === i.metadata.generation
+            );
+          }),
+        'every instance to report the missing Widget kind',
+        SOAK.timeout(90_000),
+      );
+      if (SOAK.holdMs > 0) await delay(SOAK.holdMs);
+      const reported = conditionOf((await fleet.instances())[0]?.status);
+      console.log(`[fault] 7 reported as: ${reported?.reason}: ${reported?.message}`);
+      const during = await fleet.configMaps();
+      expect(during.size).toBe(COUNT);
+      expect(
+        [...during.entries()].filter(([name, m]) => dataOf(m)?.color !== applied.get(name)),
+      ).toEqual([]);
 
-  const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
-  const lostUpdates = changed.filter(
-    (name) => colors.get(name) !== 'green' || dataOf(during.get(name)) === undefined,
-  ).length;
-  const leaks = await fleet.leaks(running.logs);
-  printFigures('7 CRD deleted and re-created', {
-    instances: COUNT,
-    convergeAfterHealMs: convergeMs,
-    retries: (await sumOf(metrics.queueRetries)) - retriesBefore,
-    deletes,
-    lostUpdates,
-    leakedValues: leaks.length,
-  });
-  expectNothingLost({ deletes, lostUpdates, leaks });
-}, 400_000);
+      const healed = Date.now();
+      await admin.apply(WIDGET_CRD);
+      await eventually(widgetsServed, 'the Widget kind to be served again');
+      await fleet.awaitConverged('every instance after the CRD returned', SOAK.timeout(150_000));
+      const colors = await eventually(
+        async () => {
+          const now = await widgetColors();
+          return now.size === COUNT && now;
+        },
+        'every Widget re-created',
+        SOAK.timeout(30_000),
+      );
+      const convergeMs = Date.now() - healed;
+
+      const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
+      const lostUpdates = changed.filter(
+        (name) => colors.get(name) !== color || dataOf(during.get(name)) === undefined,
+      ).length;
+      const leaks = await fleet.leaks(running.logs);
+      printFigures('7 CRD deleted and re-created', {
+        instances: COUNT,
+        ...(SOAK.long ? { cycle, crdGoneAtLeastMs: SOAK.holdMs } : {}),
+        convergeAfterHealMs: convergeMs,
+        retries: (await sumOf(metrics.queueRetries)) - retriesBefore,
+        deletes,
+        lostUpdates,
+        leakedValues: leaks.length,
+      });
+      expectNothingLost({ deletes, lostUpdates, leaks });
+    }
+  },
+  SOAK.timeout(400_000),
+);

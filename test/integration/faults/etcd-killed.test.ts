@@ -2,7 +2,8 @@
 // restarted, then compacted to its current revision, with owner changes made as soon as writes
 // succeed again; then the API server restarts, so the operator's watches come back with an
 // expired resourceVersion, get 410 and relist: the LISTs of Templates and Namespaces (only the
-// operator lists those here) are counted on the API server. Its own control plane.
+// operator lists those here) are counted on the API server. Its own control plane. With --long
+// (support/soak.ts): 500 instances, three cycles, etcd down 20 s each time.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../src/metrics.ts';
@@ -12,8 +13,9 @@ import { ownControlPlane, type OwnPlane } from './support/own-plane.ts';
 import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
+import { cycleColor, SOAK } from './support/soak.ts';
 
-const COUNT = 100;
+const COUNT = SOAK.instances;
 const namespace = 'fault-etcd';
 let plane: ControlPlane;
 let running: RunningOperator;
@@ -37,49 +39,59 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-it('converges every instance after etcd is killed, restarted and compacted', async () => {
-  await fleet.start('etcd-fault-Secret-6d0f');
-  await running.operator.idle();
-  const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
-  const retriesBefore = await sumOf(metrics.queueRetries);
+it(
+  'converges every instance after etcd is killed, restarted and compacted',
+  async () => {
+    await fleet.start('etcd-fault-Secret-6d0f', SOAK.timeout(120_000));
+    await running.operator.idle();
 
-  await plane.restartEtcd();
-  const healed = Date.now();
-  const changed = fleet.names().slice(0, 10);
-  await eventually(
-    async () => {
-      await fleet.setColor(changed, 'green'); // retried until the API server can write again
-      return true;
-    },
-    'a write to succeed after etcd restarted',
-    60_000,
-  );
-  fleet.revision = 2;
-  await fleet.applyTemplate();
-  const revision = await plane.compactEtcd();
-  // A restarted API server's watch cache starts at the compacted revision: the operator's watches
-  // come back with older resourceVersions, which are gone (410), and must relist.
-  const deletesBeforeRestart = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
-  await plane.restartApiserver();
-  await fleet.awaitConverged('every instance after etcd came back', 150_000);
-  const convergeMs = Date.now() - healed;
+    // One cycle by default; --long repeats it, with etcd down for a while each time.
+    for (let cycle = 1; cycle <= SOAK.cycles; cycle++) {
+      const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
+      const retriesBefore = await sumOf(metrics.queueRetries);
 
-  // The restarted API server counts from zero.
-  const deletes = deletesBeforeRestart + (await countDeletes(endpoint(), ['configmaps']));
-  const maps = await fleet.configMaps();
-  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
-  const leaks = await fleet.leaks(running.logs);
-  printFigures('2 etcd SIGKILLed, restarted and compacted', {
-    instances: COUNT,
-    compactedAtRevision: revision,
-    convergeAfterRestartMs: convergeMs,
-    operatorListsOfTemplatesAndNamespaces: await lists(),
-    retries: (await sumOf(metrics.queueRetries)) - retriesBefore,
-    deletes,
-    lostUpdates,
-    leakedValues: leaks.length,
-  });
-  expect(await lists()).toBeGreaterThan(0); // the informers did relist
-  expectNothingLost({ deletes, lostUpdates, leaks });
-  expect(running.operator.ready()).toBe(true);
-}, 400_000);
+      await plane.restartEtcd(SOAK.holdMs);
+      const healed = Date.now();
+      const changed = fleet.names().slice((cycle - 1) * 10, cycle * 10);
+      const color = cycleColor(cycle);
+      await eventually(
+        async () => {
+          await fleet.setColor(changed, color); // retried until the API server can write again
+          return true;
+        },
+        'a write to succeed after etcd restarted',
+        60_000,
+      );
+      fleet.revision = cycle + 1;
+      await fleet.applyTemplate();
+      const revision = await plane.compactEtcd();
+      // A restarted API server's watch cache starts at the compacted revision: the operator's
+      // watches come back with older resourceVersions, which are gone (410), and must relist.
+      const deletesBeforeRestart = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
+      await plane.restartApiserver();
+      await fleet.awaitConverged('every instance after etcd came back', SOAK.timeout(150_000));
+      const convergeMs = Date.now() - healed;
+
+      // The restarted API server counts from zero.
+      const deletes = deletesBeforeRestart + (await countDeletes(endpoint(), ['configmaps']));
+      const maps = await fleet.configMaps();
+      const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== color).length;
+      const leaks = await fleet.leaks(running.logs);
+      printFigures('2 etcd SIGKILLed, restarted and compacted', {
+        instances: COUNT,
+        ...(SOAK.long ? { cycle, etcdDownMs: SOAK.holdMs } : {}),
+        compactedAtRevision: revision,
+        convergeAfterRestartMs: convergeMs,
+        operatorListsOfTemplatesAndNamespaces: await lists(),
+        retries: (await sumOf(metrics.queueRetries)) - retriesBefore,
+        deletes,
+        lostUpdates,
+        leakedValues: leaks.length,
+      });
+      expect(await lists()).toBeGreaterThan(0); // the informers did relist
+      expectNothingLost({ deletes, lostUpdates, leaks });
+      expect(running.operator.ready()).toBe(true);
+    }
+  },
+  SOAK.timeout(400_000),
+);

@@ -1,7 +1,8 @@
 // Fault 3 (issue #11): two `stencil run --leader-elect` processes; the leader is SIGKILLed in the
 // middle of a wave that re-applies and prunes for 100 instances. The standby takes the Lease and
 // finishes the wave: each orphan deleted exactly once (no double prune), nothing that should
-// exist deleted, and owner changes made while no replica led are applied.
+// exist deleted, and owner changes made while no replica led are applied. With --long
+// (support/soak.ts): 500 instances, three kills, a new standby started after each.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -11,8 +12,12 @@ import { connect, freshNamespace } from '../support/cluster.ts';
 import { eventually, userClient } from '../support/operator.ts';
 import { countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures } from './support/fleet.ts';
+import { changedIn, cycleColor, SOAK } from './support/soak.ts';
 
-const COUNT = 100;
+const COUNT = SOAK.instances;
+/** A second ConfigMap per instance: dropping it from the Template makes every instance prune. */
+const EXTRA =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-extra\ndata:\n  a: "1"\n';
 const root = join(import.meta.dirname, '..', '..', '..');
 let namespace: string;
 let operatorNamespace: string;
@@ -85,8 +90,7 @@ beforeAll(async () => {
   fleet = new Fleet(user, namespace, {
     count: COUNT,
     mode: 'revert',
-    extraDocuments:
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-extra\ndata:\n  a: "1"\n',
+    extraDocuments: EXTRA,
   });
   await startReplica();
   await startReplica();
@@ -96,53 +100,70 @@ afterAll(() => {
   for (const r of replicas) if (alive(r)) r.child.kill('SIGKILL');
 });
 
-it('lets the standby finish a wave the killed leader began, pruning each orphan once', async () => {
-  const first = await eventually(leader, 'a leader', 45_000);
-  await fleet.start('leader-fault-Secret-a93f', 180_000);
-  const before = await deletes();
+it(
+  'lets the standby finish a wave the killed leader began, pruning each orphan once',
+  async () => {
+    await eventually(leader, 'a leader', 45_000);
+    await fleet.start('leader-fault-Secret-a93f', SOAK.timeout(180_000));
 
-  // Revision 2 drops the extra ConfigMap: every instance re-applies one object and prunes one.
-  fleet.options.extraDocuments = undefined;
-  fleet.revision = 2;
-  await fleet.applyTemplate();
-  const progress = await eventually(async () => {
-    const done = [...(await fleet.configMaps()).values()].filter(
-      (m) => dataOf(m)?.revision === '2',
-    ).length;
-    return done > 0 && done;
-  }, 'the wave to start');
-  first.child.kill('SIGKILL');
-  const killed = Date.now();
-  const changed = fleet.names().slice(-10);
-  await fleet.setColor(changed, 'green'); // while no replica leads
-  const next = await eventually(leader, 'the standby to take over', 60_000);
-  const takeoverMs = Date.now() - killed;
-  await fleet.awaitConverged('every instance after the takeover', 180_000);
-  const extras = await eventually(async () => {
-    const left = [...(await fleet.configMaps()).keys()].filter((n) => n.endsWith('-extra'));
-    return left.length === 0 && left;
-  }, 'every extra ConfigMap pruned');
-  const convergeMs = Date.now() - killed;
+    // One kill by default; --long repeats it, starting a new standby after each kill. Odd cycles
+    // drop the extra ConfigMap (every instance prunes one object), even cycles bring it back.
+    for (let cycle = 1; cycle <= SOAK.cycles; cycle++) {
+      const first = await eventually(leader, 'a leader', 60_000);
+      const before = await deletes();
+      const prunes = cycle % 2 === 1;
+      fleet.options.extraDocuments = prunes ? undefined : EXTRA;
+      fleet.revision = cycle + 1;
+      await fleet.applyTemplate();
+      const progress = await eventually(async () => {
+        const done = [...(await fleet.configMaps()).values()].filter(
+          (m) => dataOf(m)?.revision === String(fleet.revision),
+        ).length;
+        return done > 0 && done;
+      }, 'the wave to start');
+      first.child.kill('SIGKILL');
+      const killed = Date.now();
+      const changed = changedIn(fleet.names(), cycle);
+      const color = cycleColor(cycle);
+      await fleet.setColor(changed, color); // while no replica leads
+      const next = await eventually(leader, 'the standby to take over', 60_000);
+      const takeoverMs = Date.now() - killed;
+      await fleet.awaitConverged('every instance after the takeover', SOAK.timeout(180_000));
+      const extras = await eventually(
+        async () => {
+          const left = [...(await fleet.configMaps()).keys()].filter((n) => n.endsWith('-extra'));
+          return left.length === (prunes ? 0 : COUNT) && left;
+        },
+        prunes ? 'every extra ConfigMap pruned' : 'every extra ConfigMap back',
+        SOAK.timeout(30_000),
+      );
+      const convergeMs = Date.now() - killed;
 
-  const after = await deletes();
-  const maps = await fleet.configMaps();
-  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
-  const leaks = await fleet.leaks(replicas.map((r) => r.output));
-  printFigures('3 leader SIGKILLed mid-wave', {
-    instances: COUNT,
-    appliedBeforeKill: progress,
-    takeoverMs,
-    convergeAfterKillMs: convergeMs,
-    deletes: after.done - before.done,
-    deletesOfAlreadyGone: after.absent - before.absent,
-    lostUpdates,
-    leakedValues: leaks.length,
-  });
-  expect(next).not.toBe(first);
-  expect(progress).toBeLessThan(COUNT); // the kill did land mid-wave
-  expect(extras).toEqual([]);
-  expect(maps.size).toBe(COUNT);
-  expect(after.done - before.done).toBe(COUNT); // each orphan once, nothing else
-  expect(lostUpdates).toBe(0);
-  expect(leaks).toEqual([]);
-}, 400_000);
+      const after = await deletes();
+      const maps = await fleet.configMaps();
+      const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== color).length;
+      const leaks = await fleet.leaks(replicas.map((r) => r.output));
+      printFigures('3 leader SIGKILLed mid-wave', {
+        instances: COUNT,
+        ...(SOAK.long ? { cycle, wave: prunes ? 'prune' : 'create' } : {}),
+        appliedBeforeKill: progress,
+        takeoverMs,
+        convergeAfterKillMs: convergeMs,
+        deletes: after.done - before.done,
+        deletesOfAlreadyGone: after.absent - before.absent,
+        lostUpdates,
+        leakedValues: leaks.length,
+      });
+      expect(next).not.toBe(first);
+      expect(progress).toBeLessThan(COUNT); // the kill did land mid-wave
+      expect(extras).toHaveLength(prunes ? 0 : COUNT);
+      expect(maps.size).toBe(prunes ? COUNT : 2 * COUNT);
+      // Each orphan once, nothing else.
+      expect(after.done - before.done).toBe(prunes ? COUNT : 0);
+      expect(lostUpdates).toBe(0);
+      expect(leaks).toEqual([]);
+      if (cycle < SOAK.cycles) await startReplica(); // a standby for the next kill
+    }
+  },
+  SOAK.timeout(400_000),
+);

@@ -1,6 +1,8 @@
 // Fault 8 (issue #11): the Secret every instance reads is deleted while 100 instances are
 // converged, and an instance changes meanwhile. Each instance reports the missing source, keeps
 // what was applied (nothing pruned on a failed resolution), and converges when the Secret returns.
+// With --long (support/soak.ts): 500 instances, three cycles, the Secret gone 20 s each time.
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../src/metrics.ts';
@@ -15,8 +17,9 @@ import {
 import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, TOKEN_SECRET, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
+import { SOAK } from './support/soak.ts';
 
-const COUNT = 100;
+const COUNT = SOAK.instances;
 let running: RunningOperator;
 let user: KubeCluster;
 let fleet: Fleet;
@@ -37,50 +40,67 @@ afterAll(async () => {
   await running?.stop();
 });
 
-it('keeps what was applied while the source Secret is gone, and converges when it returns', async () => {
-  await fleet.start('initial-Secret-value-7f3a');
-  await running.operator.idle();
-  const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
-  const retriesBefore = await sumOf(metrics.queueRetries);
+it(
+  'keeps what was applied while the source Secret is gone, and converges when it returns',
+  async () => {
+    const values = ['initial-Secret-value-7f3a'];
+    await fleet.start(values[0]!, SOAK.timeout(120_000));
+    await running.operator.idle();
 
-  await fleet.deleteSecret();
-  const changed = fleet.names().slice(0, 10);
-  await fleet.setColor(changed, 'green'); // a change made during the fault
-  await eventually(
-    async () =>
-      (await fleet.instances()).every((i) => {
-        const ready = conditionOf(i.status);
-        return (
-          ready?.reason === 'ParameterResolutionFailed' &&
-          ready.message.includes(TOKEN_SECRET) &&
-          i.status?.observedGeneration === i.metadata.generation
-        );
-      }),
-    'every instance to report the missing Secret',
-    90_000,
-  );
-  // Nothing was pruned or rewritten: every ConfigMap is still there, as last applied.
-  const during = await fleet.configMaps();
-  expect(during.size).toBe(COUNT);
-  expect([...during.values()].filter((m) => dataOf(m)?.color !== 'blue')).toEqual([]);
+    // One cycle by default; the soak run (--long) repeats the fault, each time with new changes
+    // during it and a new Secret value when it returns, and holds the fault for a while.
+    for (let cycle = 1; cycle <= SOAK.cycles; cycle++) {
+      const deletesBefore = await countDeletes(endpoint(), ['configmaps']);
+      const retriesBefore = await sumOf(metrics.queueRetries);
+      const applied = new Map(fleet.expected);
+      const color = cycle === 1 ? 'green' : `green-${cycle}`;
 
-  const healed = Date.now();
-  await fleet.applySecret('rotated-Secret-value-91c2');
-  await fleet.awaitConverged('every instance after the Secret returned');
-  const convergeMs = Date.now() - healed;
+      await fleet.deleteSecret();
+      const changed = fleet.names().slice((cycle - 1) * 10, cycle * 10);
+      await fleet.setColor(changed, color); // a change made during the fault
+      await eventually(
+        async () =>
+          (await fleet.instances()).every((i) => {
+            const ready = conditionOf(i.status);
+            return (
+              ready?.reason === 'ParameterResolutionFailed' &&
+              ready.message.includes(TOKEN_SECRET) &&
+              i.status?.observedGeneration === i.metadata.generation
+            );
+          }),
+        'every instance to report the missing Secret',
+        SOAK.timeout(90_000),
+      );
+      if (SOAK.holdMs > 0) await delay(SOAK.holdMs);
+      // Nothing was pruned or rewritten: every ConfigMap is still there, as last applied.
+      const during = await fleet.configMaps();
+      expect(during.size).toBe(COUNT);
+      expect(
+        [...during.entries()].filter(([name, m]) => dataOf(m)?.color !== applied.get(name)),
+      ).toEqual([]);
 
-  const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
-  const lostUpdates = [...(await fleet.configMaps()).entries()].filter(
-    ([name, m]) => changed.includes(name) && dataOf(m)?.color !== 'green',
-  ).length;
-  const leaks = await fleet.leaks(running.logs, ['initial-Secret-value-7f3a', fleet.secretValue]);
-  printFigures('8 source Secret deleted and restored', {
-    instances: COUNT,
-    convergeAfterHealMs: convergeMs,
-    retries: (await sumOf(metrics.queueRetries)) - retriesBefore,
-    deletes,
-    lostUpdates,
-    leakedValues: leaks.length,
-  });
-  expectNothingLost({ deletes, lostUpdates, leaks });
-}, 300_000);
+      const healed = Date.now();
+      values.push(`rotated-Secret-value-91c2-${cycle}`);
+      await fleet.applySecret(values.at(-1)!);
+      await fleet.awaitConverged('every instance after the Secret returned', SOAK.timeout(90_000));
+      const convergeMs = Date.now() - healed;
+
+      const deletes = (await countDeletes(endpoint(), ['configmaps'])) - deletesBefore;
+      const lostUpdates = [...(await fleet.configMaps()).entries()].filter(
+        ([name, m]) => changed.includes(name) && dataOf(m)?.color !== color,
+      ).length;
+      const leaks = await fleet.leaks(running.logs, values);
+      printFigures('8 source Secret deleted and restored', {
+        instances: COUNT,
+        ...(SOAK.long ? { cycle, heldMs: SOAK.holdMs } : {}),
+        convergeAfterHealMs: convergeMs,
+        retries: (await sumOf(metrics.queueRetries)) - retriesBefore,
+        deletes,
+        lostUpdates,
+        leakedValues: leaks.length,
+      });
+      expectNothingLost({ deletes, lostUpdates, leaks });
+    }
+  },
+  SOAK.timeout(300_000),
+);

@@ -2,6 +2,7 @@
 // and Fairness off), so Stencil's requests get 429 Too Many Requests with Retry-After while 100
 // instances converge and 10 change. No reconcile is lost, the client waits as told and retries,
 // and the number of 429s and retries is printed. Its own control plane (the flags are global).
+// With --long (support/soak.ts): 500 instances through three waves of changes.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../src/metrics.ts';
@@ -11,8 +12,9 @@ import { ownControlPlane, type OwnPlane } from './support/own-plane.ts';
 import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
+import { cycleColor, SOAK } from './support/soak.ts';
 
-const COUNT = 100;
+const COUNT = SOAK.instances;
 const namespace = 'fault-throttled';
 let plane: ControlPlane;
 let running: RunningOperator;
@@ -51,30 +53,42 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-it('converges every instance while the API server answers 429, losing no reconcile', async () => {
-  const throttledBefore = await countRequests(endpoint(), { codes: ['429'] });
-  const convergeMs = await fleet.start('throttled-Secret-value-c4e8', 240_000);
-  const changed = fleet.names().slice(0, 10);
-  await fleet.setColor(changed, 'green');
-  fleet.revision = 2;
-  await fleet.applyTemplate(); // and a wave of 100 applies on top, still throttled
-  const waveMs = await fleet.awaitConverged('every instance after the changes', 240_000);
+it(
+  'converges every instance while the API server answers 429, losing no reconcile',
+  async () => {
+    const throttledBefore = await countRequests(endpoint(), { codes: ['429'] });
+    const convergeMs = await fleet.start('throttled-Secret-value-c4e8', SOAK.timeout(240_000));
+    // One wave of changes by default; --long keeps the fleet throttled through three.
+    for (let cycle = 1; cycle <= SOAK.cycles; cycle++) {
+      const changed = fleet.names().slice((cycle - 1) * 10, cycle * 10);
+      const color = cycleColor(cycle);
+      await fleet.setColor(changed, color);
+      fleet.revision = cycle + 1;
+      await fleet.applyTemplate(); // and a wave of applies for every instance, still throttled
+      const waveMs = await fleet.awaitConverged(
+        'every instance after the changes',
+        SOAK.timeout(240_000),
+      );
 
-  const throttled = (await countRequests(endpoint(), { codes: ['429'] })) - throttledBefore;
-  const deletes = await countDeletes(endpoint(), ['configmaps']);
-  const maps = await fleet.configMaps();
-  const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== 'green').length;
-  const leaks = await fleet.leaks(running.logs);
-  printFigures('5 throttled (max-requests-inflight 2, mutating 1, APF off)', {
-    instances: COUNT,
-    convergeMs,
-    secondWaveMs: waveMs,
-    responses429: throttled,
-    queueRetries: await sumOf(metrics.queueRetries),
-    deletes,
-    lostUpdates,
-    leakedValues: leaks.length,
-  });
-  expect(throttled).toBeGreaterThan(0); // the fault did happen
-  expectNothingLost({ deletes, lostUpdates, leaks });
-}, 600_000);
+      const throttled = (await countRequests(endpoint(), { codes: ['429'] })) - throttledBefore;
+      const deletes = await countDeletes(endpoint(), ['configmaps']);
+      const maps = await fleet.configMaps();
+      const lostUpdates = changed.filter((n) => dataOf(maps.get(n))?.color !== color).length;
+      const leaks = await fleet.leaks(running.logs);
+      printFigures('5 throttled (max-requests-inflight 2, mutating 1, APF off)', {
+        instances: COUNT,
+        ...(SOAK.long ? { cycle } : {}),
+        convergeMs,
+        secondWaveMs: waveMs,
+        responses429: throttled,
+        queueRetries: await sumOf(metrics.queueRetries),
+        deletes,
+        lostUpdates,
+        leakedValues: leaks.length,
+      });
+      expect(throttled).toBeGreaterThan(0); // the fault did happen
+      expectNothingLost({ deletes, lostUpdates, leaks });
+    }
+  },
+  SOAK.timeout(600_000),
+);
