@@ -56,6 +56,8 @@ export const INSTANCE_CONDITION_ORDER = [
 export const InstanceReason = {
   Success: 'Success',
   TemplateNotFound: 'TemplateNotFound',
+  /** The pinned TemplateRevision does not exist. */
+  RevisionNotFound: 'RevisionNotFound',
   NamespaceNotPermitted: 'NamespaceNotPermitted',
   AllParametersResolved: 'AllParametersResolved',
   InvalidParameter: 'InvalidParameter',

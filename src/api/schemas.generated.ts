@@ -24,6 +24,13 @@ export const CRD_SCHEMAS = {
                 minLength: 1,
                 maxLength: 63,
               },
+              revision: {
+                description:
+                  "Pin: render this TemplateRevision and stay on it; without it the instance follows the Template's rollout.",
+                type: 'integer',
+                format: 'int64',
+                minimum: 1,
+              },
             },
           },
           parameters: {
@@ -129,6 +136,17 @@ export const CRD_SCHEMAS = {
             description: '"<current>/<rendered>": how many rendered resources are Current.',
             type: 'string',
           },
+          revision: {
+            description:
+              'The TemplateRevision the last render used (absent before the Template had one).',
+            type: 'integer',
+            format: 'int64',
+          },
+          latestRevision: {
+            description: "The Template's newest revision when this instance was last reconciled.",
+            type: 'integer',
+            format: 'int64',
+          },
           observedGeneration: { type: 'integer', format: 'int64' },
           resolvedTemplateRef: {
             type: 'object',
@@ -208,6 +226,50 @@ export const CRD_SCHEMAS = {
                 message: { type: 'string', maxLength: 32768 },
               },
             },
+          },
+        },
+      },
+    },
+  },
+  TemplateRevision_v1alpha1: {
+    type: 'object',
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: {
+        type: 'object',
+        required: ['template', 'revision', 'hash', 'content'],
+        'x-kubernetes-validations': [
+          {
+            rule: 'self == oldSelf',
+            message: 'a TemplateRevision is immutable; change the Template to make a new one',
+          },
+        ],
+        properties: {
+          template: {
+            description: 'Name of the Template (same namespace) this is a revision of.',
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+          },
+          revision: {
+            description: 'The revision number, counting from 1.',
+            type: 'integer',
+            format: 'int64',
+            minimum: 1,
+          },
+          hash: {
+            description: 'sha256 of the canonical JSON of content (hex, first 16 characters).',
+            type: 'string',
+            maxLength: 64,
+          },
+          content: {
+            description:
+              "The Template's spec at the time, without its release settings (rollout, revisionHistoryLimit); validated by the Template's own schema when it was set.",
+            type: 'object',
+            'x-kubernetes-preserve-unknown-fields': true,
           },
         },
       },
@@ -343,6 +405,106 @@ export const CRD_SCHEMAS = {
           },
           allowCrossNamespaceResources: { type: 'boolean' },
           allowClusterScopedResources: { type: 'boolean' },
+          revisionHistoryLimit: {
+            description:
+              'TemplateRevisions kept (default 10); older ones are deleted unless an instance is on or pinned to them.',
+            type: 'integer',
+            format: 'int64',
+            minimum: 1,
+            maximum: 1000,
+          },
+          rollout: {
+            description: 'How a new revision reaches the instances that do not pin one.',
+            type: 'object',
+            'x-kubernetes-validations': [
+              {
+                rule: '!has(self.stages) || !has(self.strategy) || self.strategy == "Progressive"',
+                message: 'stages need strategy Progressive',
+              },
+            ],
+            properties: {
+              strategy: {
+                description:
+                  'All (default) moves every instance at once; Progressive goes stage by stage.',
+                type: 'string',
+                enum: ['All', 'Progressive'],
+              },
+              maxUnavailable: {
+                description:
+                  "Instances (a count, or a percent of the Template's unpinned instances) that may be moving or not Ready on the new revision at once; default 1.",
+                'x-kubernetes-int-or-string': true,
+                'x-kubernetes-validations': [
+                  {
+                    rule: 'type(self) == int ? self >= 1 : self.matches("^[1-9][0-9]?%$|^100%$")',
+                    message: 'a count of at least 1, or a percent from 1% to 100%',
+                  },
+                ],
+              },
+              pauseOnFailure: {
+                description: 'Halt the rollout when an updated instance fails (default true).',
+                type: 'boolean',
+              },
+              stages: {
+                description:
+                  'Ordered groups of instances (the first stage that selects an instance owns it); instances no stage selects form a last stage of their own.',
+                type: 'array',
+                maxItems: 32,
+                'x-kubernetes-list-type': 'map',
+                'x-kubernetes-list-map-keys': ['name'],
+                items: {
+                  type: 'object',
+                  required: ['name'],
+                  properties: {
+                    name: { type: 'string', minLength: 1, maxLength: 63 },
+                    namespaceSelector: {
+                      type: 'object',
+                      'x-kubernetes-map-type': 'atomic',
+                      properties: {
+                        matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+                        matchExpressions: {
+                          type: 'array',
+                          items: {
+                            type: 'object',
+                            required: ['key', 'operator'],
+                            properties: {
+                              key: { type: 'string' },
+                              operator: {
+                                type: 'string',
+                                enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'],
+                              },
+                              values: { type: 'array', items: { type: 'string' } },
+                            },
+                          },
+                        },
+                      },
+                    },
+                    instanceSelector: {
+                      type: 'object',
+                      'x-kubernetes-map-type': 'atomic',
+                      properties: {
+                        matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+                        matchExpressions: {
+                          type: 'array',
+                          items: {
+                            type: 'object',
+                            required: ['key', 'operator'],
+                            properties: {
+                              key: { type: 'string' },
+                              operator: {
+                                type: 'string',
+                                enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'],
+                              },
+                              values: { type: 'array', items: { type: 'string' } },
+                            },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
         },
       },
       status: {
@@ -350,6 +512,44 @@ export const CRD_SCHEMAS = {
         properties: {
           observedGeneration: { type: 'integer', format: 'int64' },
           phase: { type: 'string', enum: ['Valid', 'Invalid', 'Error'] },
+          latestRevision: {
+            description: 'The newest TemplateRevision of this Template.',
+            type: 'integer',
+            format: 'int64',
+          },
+          revisions: {
+            description:
+              'The revisions kept, with the instances on each and the pins that hold it.',
+            type: 'array',
+            maxItems: 1000,
+            items: {
+              type: 'object',
+              required: ['revision'],
+              properties: {
+                revision: { type: 'integer', format: 'int64' },
+                hash: { type: 'string' },
+                instances: { type: 'integer', format: 'int64' },
+                pinned: { type: 'integer', format: 'int64' },
+              },
+            },
+          },
+          rollout: {
+            description: 'Progress of the newest revision towards the unpinned instances.',
+            type: 'object',
+            properties: {
+              revision: { type: 'integer', format: 'int64' },
+              stableRevision: { type: 'integer', format: 'int64' },
+              stage: { type: 'integer', format: 'int64' },
+              stageName: { type: 'string' },
+              admitted: { type: 'integer', format: 'int64' },
+              phase: { type: 'string', enum: ['Progressing', 'Halted', 'Complete'] },
+              updated: { type: 'integer', format: 'int64' },
+              total: { type: 'integer', format: 'int64' },
+              failing: { type: 'array', maxItems: 10, items: { type: 'string' } },
+              resumed: { type: 'boolean' },
+              message: { type: 'string', maxLength: 2048 },
+            },
+          },
           conditions: {
             type: 'array',
             'x-kubernetes-list-type': 'map',

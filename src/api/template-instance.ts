@@ -36,6 +36,8 @@ export interface ParameterValue {
 export interface TemplateRef {
   name: string;
   namespace?: string;
+  /** Pin to this TemplateRevision (ADR 0012). */
+  revision?: number;
 }
 
 export interface TemplateInstanceSpec {
@@ -75,6 +77,10 @@ export interface TemplateInstanceStatus {
   phase?: InstancePhase;
   /** `<current>/<rendered>`, for the Resources printer column. */
   readyResources?: string;
+  /** The TemplateRevision the last render used (ADR 0012). */
+  revision?: number;
+  /** The Template's newest revision at that time: newer than `revision` = an update exists. */
+  latestRevision?: number;
   observedGeneration?: number;
   resolvedTemplateRef?: { name: string; namespace: string; generation?: number };
   resolvedParameters?: ResolvedParameter[];

@@ -26,7 +26,24 @@ export interface SyncSpec {
   ignoreFields?: string[];
 }
 
+export interface RolloutStage {
+  name: string;
+  namespaceSelector?: LabelSelector;
+  instanceSelector?: LabelSelector;
+}
+
+export interface RolloutSpec {
+  strategy?: 'All' | 'Progressive';
+  /** A count, or a percent (`"25%"`) of the Template's unpinned instances; default 1. */
+  maxUnavailable?: number | string;
+  pauseOnFailure?: boolean;
+  stages?: RolloutStage[];
+}
+
 export interface TemplateSpec {
+  /** Release settings (ADR 0012): not part of a revision's content. */
+  revisionHistoryLimit?: number;
+  rollout?: RolloutSpec;
   parameters?: ParameterDeclaration[];
   targetNamespaces?: TargetNamespaces;
   sync?: SyncSpec;
@@ -38,10 +55,56 @@ export interface TemplateSpec {
 
 export type TemplatePhase = 'Valid' | 'Invalid' | 'Error';
 
+export interface RevisionSummary {
+  revision: number;
+  hash?: string;
+  /** Instances whose last render used this revision. */
+  instances?: number;
+  /** Instances pinned to it (a pin keeps a revision from being pruned). */
+  pinned?: number;
+}
+
+export type RolloutPhase = 'Progressing' | 'Halted' | 'Complete';
+
+/** Progress of `revision` towards the unpinned instances (ADR 0012). */
+export interface RolloutStatus {
+  revision: number;
+  /** Where instances not admitted yet stay. */
+  stableRevision: number;
+  /** Index of the current stage; stages.length is the implicit last stage. */
+  stage: number;
+  stageName?: string;
+  /** How many instances of the current stage, in creation order, are on `revision`. */
+  admitted: number;
+  phase: RolloutPhase;
+  updated?: number;
+  total?: number;
+  failing?: string[];
+  /** Resumed after a halt: failures no longer halt it or hold a slot. */
+  resumed?: boolean;
+  message?: string;
+}
+
 export interface TemplateStatus {
   observedGeneration?: number;
   phase?: TemplatePhase;
   conditions?: Condition[];
+  latestRevision?: number;
+  revisions?: RevisionSummary[];
+  rollout?: RolloutStatus;
+}
+
+/** One immutable release of a Template's content (ADR 0012). */
+export interface TemplateRevision {
+  apiVersion: string;
+  kind: 'TemplateRevision';
+  metadata: ObjectMeta;
+  spec: {
+    template: string;
+    revision: number;
+    hash: string;
+    content: TemplateSpec;
+  };
 }
 
 export interface Template {

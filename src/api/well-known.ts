@@ -7,7 +7,9 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 
 export const TEMPLATE_KIND = 'Template';
 export const TEMPLATE_INSTANCE_KIND = 'TemplateInstance';
+export const TEMPLATE_REVISION_KIND = 'TemplateRevision';
 export const TEMPLATE_PLURAL = 'templates';
+export const TEMPLATE_REVISION_PLURAL = 'templaterevisions';
 export const TEMPLATE_INSTANCE_PLURAL = 'templateinstances';
 
 /** Field manager for every write the operator makes. */
@@ -18,6 +20,10 @@ export const LABEL_INSTANCE_NAME = `${GROUP}/instance-name`;
 export const LABEL_INSTANCE_NAMESPACE = `${GROUP}/instance-namespace`;
 export const LABEL_SYNC_MODE = `${GROUP}/sync-mode`;
 
+/** On a TemplateRevision: the Template it belongs to, and its number. */
+export const LABEL_TEMPLATE = `${GROUP}/template`;
+export const LABEL_REVISION = `${GROUP}/revision`;
+
 export const ANNOTATION_INSTANCE_REF = `${GROUP}/instance-ref`;
 /** `<namespace>/<instance-name>`: lets that instance take over an existing object. */
 export const ANNOTATION_ADOPT = `${GROUP}/adopt`;
@@ -27,6 +33,9 @@ export const ANNOTATION_RECONCILE_AT = `${GROUP}/reconcile-at`;
 export const ANNOTATION_READY_WHEN = `${GROUP}/ready-when`;
 /** On a rendered object: its wave (a whole number, default 0); wave n+1 waits for n to be healthy. */
 export const ANNOTATION_WAVE = `${GROUP}/wave`;
+
+/** On a Template: `resume` resumes a halted rollout (removed once acted on). */
+export const ANNOTATION_ROLLOUT = `${GROUP}/rollout`;
 
 export const FINALIZER_INSTANCE = `${GROUP}/instance`;
 export const FINALIZER_TEMPLATE = `${GROUP}/template`;

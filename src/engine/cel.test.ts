@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CRD_SCHEMAS } from '../api/schemas.generated.ts';
-import { compileCel, toCel } from './cel.ts';
+import { compileCel, isTransitionRule, toCel } from './cel.ts';
 
 interface SchemaNode {
   type?: string;
+  'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-validations'?: { rule: string }[];
   properties?: Record<string, SchemaNode>;
   items?: SchemaNode;
@@ -16,8 +17,8 @@ function rulesOf(
   at: string,
   out: { at: string; rule: string; type: string }[],
 ): void {
-  for (const { rule } of node['x-kubernetes-validations'] ?? [])
-    out.push({ at, rule, type: node.type ?? 'object' });
+  const type = node['x-kubernetes-int-or-string'] ? 'string' : (node.type ?? 'object');
+  for (const { rule } of node['x-kubernetes-validations'] ?? []) out.push({ at, rule, type });
   for (const [name, child] of Object.entries(node.properties ?? {}))
     rulesOf(child, `${at}.${name}`, out);
   if (node.items) rulesOf(node.items, `${at}[*]`, out);
@@ -36,13 +37,35 @@ describe("the CRDs' own CEL rules", () => {
     expect(crdRules.length).toBeGreaterThanOrEqual(6);
   });
 
-  it.each(crdRules.map((r) => [r.at, r] as const))(
+  // Transition rules (oldSelf) run on updates only, in the API server; the offline validator
+  // checks objects as created and skips them (isTransitionRule).
+  it.each(crdRules.filter((r) => !isTransitionRule(r.rule)).map((r) => [r.at, r] as const))(
     'compile and evaluate to a boolean: %s',
     (_at, { rule, type }) => {
       const result = compileCel(rule)(EMPTY[type] ?? {});
       expect(result.ok && typeof result.value).toBe('boolean');
     },
   );
+
+  const MAX_UNAVAILABLE = 'type(self) == int ? self >= 1 : self.matches("^[1-9][0-9]?%$|^100%$")';
+  it.each([
+    [2, true],
+    [0, false],
+    ['25%', true],
+    ['100%', true],
+    ['0%', false],
+    ['150%', false],
+    ['25', false],
+  ] as const)('rollout.maxUnavailable %j is valid: %s', (value, valid) => {
+    expect(crdRules.some((r) => r.rule === MAX_UNAVAILABLE)).toBe(true);
+    expect(compileCel(MAX_UNAVAILABLE)(toCel(value))).toEqual({ ok: true, value: valid });
+  });
+
+  it('include the immutability of a TemplateRevision, as a transition rule', () => {
+    const immutable = crdRules.find((r) => r.at === 'TemplateRevision_v1alpha1.spec');
+    expect(immutable && isTransitionRule(immutable.rule)).toBe(true);
+    expect(isTransitionRule('self.size() > 0')).toBe(false);
+  });
 
   // The semantics the offline validator relied on before it ran the rule text itself.
   it.each([

@@ -36,3 +36,11 @@ export function compileCel(expression: string): CelProgram {
   programs.set(expression, program);
   return program;
 }
+
+/**
+ * A CRD rule that compares with the previous object (`oldSelf`): the API server evaluates it on
+ * updates only, so a check of an object as created skips it.
+ */
+export function isTransitionRule(rule: string): boolean {
+  return /\boldSelf\b/.test(rule);
+}

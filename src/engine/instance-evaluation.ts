@@ -25,8 +25,10 @@ import { targetNamespaceRefusal } from './target-namespaces.ts';
 
 export interface InstanceInputs {
   instance: TemplateInstance;
-  /** The referenced Template, or undefined when it does not exist. */
+  /** The referenced Template (at the revision the instance is on), or undefined when it does not exist. */
   template: Template | undefined;
+  /** The pinned revision, when it does not exist (the Template does). */
+  missingRevision?: number;
   /** Labels of the instance's namespace (for targetNamespaces.selector). */
   namespaceLabels: Record<string, string>;
   port: SourcePort;
@@ -146,6 +148,18 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const conditions: ConditionDraft[] = [];
   const ref = templateRefOf(instance);
   const syncMode: SyncMode = template?.spec.sync?.mode ?? 'off';
+  if (inputs.missingRevision !== undefined) {
+    return failed(
+      conditions,
+      T.TemplateResolved,
+      {
+        path: 'spec.templateRef.revision',
+        reason: R.RevisionNotFound,
+        message: `revision ${inputs.missingRevision} of Template ${ref.namespace}/${ref.name} does not exist (see the Template's status.revisions for those kept)`,
+      },
+      syncMode,
+    );
+  }
   if (!template) {
     return failed(
       conditions,

@@ -36,6 +36,8 @@ export interface StatusInput {
   syncMode?: SyncMode;
   /** `freeze` after an off instance's first clean apply; `unfreeze` when its mode leaves off. */
   freeze?: 'freeze' | 'unfreeze';
+  /** The TemplateRevision rendered and the Template's newest one (ADR 0012). */
+  revisions?: { revision?: number; latest?: number };
 }
 
 const SYNC_MESSAGES: Record<SyncMode, string> = {
@@ -87,6 +89,20 @@ function phaseOf(ready: ConditionDraft): TemplateInstanceStatus['phase'] {
   return waiting.includes(ready.reason) ? 'Progressing' : 'Failed';
 }
 
+/** The revision this pass rendered (or failed to render): the one a rollout judges it on. */
+function revisionFields(
+  previous: TemplateInstanceStatus,
+  template: Template | undefined,
+  revisions: StatusInput['revisions'],
+): TemplateInstanceStatus {
+  const revision = template ? revisions?.revision : previous.revision;
+  const latestRevision = template ? revisions?.latest : previous.latestRevision;
+  return {
+    ...(revision !== undefined ? { revision } : {}),
+    ...(latestRevision !== undefined ? { latestRevision } : {}),
+  };
+}
+
 /** Fields that keep their previous value unless this reconcile produced a new one. */
 function carriedOver({
   instance,
@@ -95,9 +111,10 @@ function carriedOver({
   apply,
   freeze,
   now,
+  revisions,
 }: StatusInput): TemplateInstanceStatus {
   const previous = instance.status ?? {};
-  const carried: TemplateInstanceStatus = {};
+  const carried: TemplateInstanceStatus = revisionFields(previous, template, revisions);
   const resolvedTemplateRef = template
     ? { ...templateRefOf(instance), generation: template.metadata.generation ?? 0 }
     : previous.resolvedTemplateRef;

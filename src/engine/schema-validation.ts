@@ -5,7 +5,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { CRD_SCHEMAS } from '../api/schemas.generated.ts';
-import { compileCel } from './cel.ts';
+import { compileCel, isTransitionRule } from './cel.ts';
 import { pruneNulls } from './null-pruning.ts';
 import type { Problem } from './problem.ts';
 
@@ -37,10 +37,13 @@ function createAjv(): Ajv {
     errors: true,
     compile(rules: CelRule[]) {
       // A rule that is not valid CEL fails validator construction, as it fails CRD creation.
-      const programs = rules.map(({ rule, message }) => ({
-        program: compileCel(rule),
-        message: message ?? `failed rule: ${rule}`,
-      }));
+      // Objects are checked as created: transition rules (oldSelf) apply to updates only.
+      const programs = rules
+        .filter(({ rule }) => !isTransitionRule(rule))
+        .map(({ rule, message }) => ({
+          program: compileCel(rule),
+          message: message ?? `failed rule: ${rule}`,
+        }));
       const validate = (data: unknown): boolean => {
         // As the API server does, a rule that does not evaluate to true (false or an error) fails.
         const failed = programs.filter(({ program }) => {

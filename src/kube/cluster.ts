@@ -220,6 +220,20 @@ export class KubeCluster implements ClusterPort {
     });
   }
 
+  async removeAnnotation(object: ObjectHead, key: string): Promise<KubeObject> {
+    const path = await this.objectPath(object);
+    this.admitWrite('annotation update');
+    return this.http.request<KubeObject>({
+      method: 'PATCH',
+      path,
+      body: {
+        metadata: { resourceVersion: requiredVersion(object), annotations: { [key]: null } },
+      },
+      contentType: 'application/merge-patch+json',
+      signal: this.signal,
+    });
+  }
+
   async setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject> {
     const path = await this.objectPath(object);
     this.admitWrite('finalizer update');

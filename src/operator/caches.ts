@@ -2,9 +2,15 @@
 // secondary indexes lookups go through (instances by the Template they name, and by namespace),
 // behind the reconcilers' CacheReader.
 import type { ObjectHead } from '../api/object-meta.ts';
-import type { Template } from '../api/template.ts';
+import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { GROUP, TEMPLATE_INSTANCE_PLURAL, TEMPLATE_PLURAL, VERSION } from '../api/well-known.ts';
+import {
+  GROUP,
+  TEMPLATE_INSTANCE_PLURAL,
+  TEMPLATE_PLURAL,
+  TEMPLATE_REVISION_PLURAL,
+  VERSION,
+} from '../api/well-known.ts';
 import { templateRefOf } from '../engine/instance-evaluation.ts';
 import type { Informer } from '../framework/informer.ts';
 import type { EventHandler, OperatorShell } from '../framework/operator-shell.ts';
@@ -20,6 +26,7 @@ function templateKey(namespace: string, name: string): string {
 export interface CacheHandlers {
   instance: EventHandler<TemplateInstance>;
   template: EventHandler<Template>;
+  revision: EventHandler<TemplateRevision>;
   /** Namespaces are read for their labels only. */
   namespace: EventHandler<ObjectHead>;
 }
@@ -27,6 +34,7 @@ export interface CacheHandlers {
 export class OperatorCaches implements CacheReader {
   private readonly instanceInformers: Informer<TemplateInstance>[] = [];
   private readonly templateInformers: Informer<Template>[] = [];
+  private readonly revisionInformers: Informer<TemplateRevision>[] = [];
   private namespaceInformer: Informer<ObjectHead> | undefined;
 
   /**
@@ -51,6 +59,14 @@ export class OperatorCaches implements CacheReader {
           handlers.template,
         ),
       );
+      const revisions = shell.watch<TemplateRevision>(
+        { group: GROUP, version: VERSION, plural: TEMPLATE_REVISION_PLURAL, namespace },
+        handlers.revision,
+      );
+      revisions.addIndex(BY_TEMPLATE, (revision) => [
+        templateKey(revision.metadata.namespace ?? '', revision.spec.template),
+      ]);
+      this.revisionInformers.push(revisions);
     }
     this.namespaceInformer = shell.watch<ObjectHead>(
       { group: '', version: 'v1', plural: 'namespaces' },
@@ -78,6 +94,12 @@ export class OperatorCaches implements CacheReader {
 
   templates(): Template[] {
     return this.templateInformers.flatMap((i) => i.list());
+  }
+
+  /** The TemplateRevisions of one Template that the cache holds, in no particular order. */
+  revisionsOf(templateNamespace: string, templateName: string): TemplateRevision[] {
+    const key = templateKey(templateNamespace, templateName);
+    return this.revisionInformers.flatMap((i) => i.byIndex(BY_TEMPLATE, key));
   }
 
   template(namespace: string, name: string): Template | undefined {

@@ -2,10 +2,18 @@
 // metadata change (never its status), a Template's change fanned out to the instances that name
 // it, a namespace's label change to the instances in it. Lookups go through the cache indexes.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
-import type { Template } from '../api/template.ts';
+import type { Template, TemplateRevision } from '../api/template.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/instance-evaluation.ts';
+import {
+  isProgressive,
+  memberOf,
+  stageMembers,
+  stageOf,
+  targetRevision,
+  type RolloutMember,
+} from '../engine/rollout.ts';
 import type { Request } from '../framework/reconciler.ts';
 import type { CacheHandlers, OperatorCaches } from './caches.ts';
 
@@ -46,6 +54,21 @@ export function ownFinalizerAdded(object: ObjectHead, old: ObjectHead): boolean 
   );
 }
 
+/** What a progressive rollout judges an instance by changed (its revision, phase, generation). */
+function reportedProgress(instance: TemplateInstance, old: TemplateInstance): boolean {
+  const a = instance.status;
+  const b = old.status;
+  return (
+    a?.revision !== b?.revision ||
+    a?.phase !== b?.phase ||
+    a?.observedGeneration !== b?.observedGeneration
+  );
+}
+
+function rolloutChanged(template: Template, old: Template): boolean {
+  return JSON.stringify(template.status?.rollout) !== JSON.stringify(old.status?.rollout);
+}
+
 export function requestOf(object: { metadata: KubeObject['metadata'] }): Request {
   return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
 }
@@ -61,17 +84,66 @@ export class EventRouter {
       instance: (event, old) => this.onInstance(event.type, event.object, old),
       template: (event, old) => this.onTemplate(event.type, event.object, old),
       namespace: (event, old) => this.onNamespace(event.object, old),
+      revision: (event) => this.onRevision(event.type, event.object),
     };
   }
 
   private onInstance(type: string, instance: TemplateInstance, old?: TemplateInstance): void {
     // A Template held by its finalizer may be free to go once an instance is gone.
     if (type === 'DELETED') this.enqueue.template(templateRefOf(instance));
-    else if (old && ownFinalizerAdded(instance, old)) return;
-    else if (specOrMetadataChanged(instance, old)) this.enqueue.instance(requestOf(instance));
+    else if (old && reportedProgress(instance, old)) this.enqueueRollout(instance);
+    if (type === 'DELETED' || (old && ownFinalizerAdded(instance, old))) return;
+    if (specOrMetadataChanged(instance, old)) this.enqueue.instance(requestOf(instance));
+  }
+
+  /** An instance of a progressing rollout reported: the rollout may admit more or halt. */
+  private enqueueRollout(instance: TemplateInstance): void {
+    const ref = templateRefOf(instance);
+    const template = this.caches.template(ref.namespace, ref.name);
+    if (template?.status?.rollout?.phase === 'Progressing') this.enqueue.template(ref);
+  }
+
+  /**
+   * A new revision: its Template records it (and may start a rollout). Instances that render the
+   * live Template learn its number; under a progressive rollout only those pinned to it move.
+   */
+  private onRevision(type: string, revision: TemplateRevision): void {
+    const namespace = revision.metadata.namespace ?? '';
+    const name = revision.spec.template;
+    this.enqueue.template({ namespace, name });
+    if (type !== 'ADDED') return;
+    const progressive = isProgressive(this.caches.template(namespace, name)?.spec.rollout);
+    for (const instance of this.caches.instancesOf(namespace, name)) {
+      const pin = instance.spec.templateRef.revision;
+      if (pin === revision.spec.revision || (!progressive && pin === undefined))
+        this.enqueue.instance(requestOf(instance));
+    }
+  }
+
+  /** The rollout moved on: exactly the instances whose revision it changed are reconciled. */
+  private enqueueMoved(template: Template, old: Template): void {
+    const { namespace = '', name = '' } = template.metadata;
+    const instances = this.caches.instancesOf(namespace, name);
+    const labels = (ns: string): Record<string, string> => this.caches.namespaceLabels(ns) ?? {};
+    const members = instances.map((i) => memberOf(i, labels(i.metadata.namespace ?? '')));
+    const spec = template.spec.rollout;
+    const stages = stageMembers(members, spec);
+    const position = (m: RolloutMember): number =>
+      stages[stageOf(m, spec)]?.findIndex((s) => s.key === m.key) ?? -1;
+    const latest = template.status?.latestRevision;
+    for (const [i, member] of members.entries()) {
+      const before = targetRevision(member, spec, latest, old.status?.rollout, () =>
+        position(member),
+      );
+      const after = targetRevision(member, spec, latest, template.status?.rollout, () =>
+        position(member),
+      );
+      if (before !== after) this.enqueue.instance(requestOf(instances[i]!));
+    }
   }
 
   private onTemplate(type: string, template: Template, old?: Template): void {
+    if (old && rolloutChanged(template, old)) this.enqueueMoved(template, old);
     if (type !== 'DELETED' && !specOrMetadataChanged(template, old)) return;
     this.enqueue.template(requestOf(template));
     const { namespace = '', name = '' } = template.metadata;

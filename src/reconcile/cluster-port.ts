@@ -87,6 +87,8 @@ export interface ClusterPort {
    * fails with a Conflict instead).
    */
   setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject>;
+  /** Removes one annotation, conditional on the resourceVersion of `object` like setFinalizers. */
+  removeAnnotation(object: ObjectHead, key: string): Promise<KubeObject>;
   recordEvent(event: EventRecord): Promise<void>;
   /** The username the API server knows us by (SelfSubjectReview). */
   identity(): Promise<string>;

@@ -46,11 +46,12 @@ import { ClusterSource } from './cluster-source.ts';
 import { EventSender } from './event-sender.ts';
 import type { CacheReader, DependencyTracker, ReconcileMetrics, Trigger } from './reader.ts';
 import { deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
-import { templateFor } from './template-content.ts';
+import { templateFor, type TemplateChoice } from './template-content.ts';
 
 /** Failures that only an edit of an input can fix: no retry until something changes. */
 const TERMINAL_REASONS = new Set<string>([
   InstanceReason.TemplateNotFound,
+  InstanceReason.RevisionNotFound,
   InstanceReason.NamespaceNotPermitted,
   InstanceReason.InvalidParameter,
   InstanceReason.OverrideNotAllowed,
@@ -86,6 +87,8 @@ interface Pass {
   cluster: ClusterPort;
   instance: TemplateInstance;
   template: Template | undefined;
+  /** Which revision `template` is at (ADR 0012). */
+  choice: TemplateChoice;
   mode: SyncMode;
   evaluation: InstanceEvaluation;
   trigger: Trigger | undefined;
@@ -119,15 +122,16 @@ export class InstanceReconciler implements Reconciler {
     const instance = await this.load(cluster, key, request);
     if (!instance) return {};
     if (instance.metadata.deletionTimestamp) return this.finalize(cluster, instance);
-    const template = await templateFor(cluster, instance, this.deps.cache);
+    const choice = await templateFor(cluster, instance, this.deps.cache);
+    const { template } = choice;
     const mode: SyncMode = template?.spec.sync?.mode ?? 'off';
     if (instance.status?.frozen && mode === 'off') {
       // Frozen after its first clean apply: nothing re-applies; its watches are gone.
       this.deps.tracker.release(key);
       return {};
     }
-    const evaluation = await this.evaluate(cluster, key, instance, template);
-    const pass: Pass = { key, cluster, instance, template, mode, evaluation, trigger };
+    const evaluation = await this.evaluate(cluster, key, instance, choice);
+    const pass: Pass = { key, cluster, instance, template, choice, mode, evaluation, trigger };
     if (trigger?.kind === 'source')
       this.event(pass, 'Normal', 'SourceChanged', trigger.description);
     if (!evaluation.ok) return this.reportFailure(pass);
@@ -171,13 +175,14 @@ export class InstanceReconciler implements Reconciler {
     cluster: ClusterPort,
     key: string,
     instance: TemplateInstance,
-    template: Template | undefined,
+    { template, missingRevision }: TemplateChoice,
   ): Promise<InstanceEvaluation> {
     const source = new ClusterSource(cluster);
     const namespace = instance.metadata.namespace ?? '';
     const evaluation = await evaluateInstance({
       instance,
       template,
+      missingRevision,
       namespaceLabels:
         this.deps.cache.namespaceLabels(namespace) ??
         (await this.namespaceLabels(cluster, namespace)),
@@ -238,12 +243,13 @@ export class InstanceReconciler implements Reconciler {
     pass: Pass,
     extra: Partial<StatusInput> & { trackedGVKs: string[] },
   ): TemplateInstanceStatus {
-    const { instance, template, evaluation, mode } = pass;
+    const { instance, template, evaluation, mode, choice } = pass;
     return nextInstanceStatus({
       instance,
       template,
       evaluation,
       syncMode: mode,
+      revisions: { revision: choice.revision, latest: choice.latest },
       now: this.now(),
       ...extra,
     });

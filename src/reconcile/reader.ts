@@ -1,7 +1,7 @@
 // What reconcilers read from the operator's caches (informers): cheap, eventually consistent
 // lookups used to fan out and to evaluate namespace selectors.
 import type { KubeObject } from '../api/object-meta.ts';
-import type { Template } from '../api/template.ts';
+import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 
 export interface CacheReader {
@@ -12,6 +12,8 @@ export interface CacheReader {
   templates(): Template[];
   /** One Template as the cache has it; undefined when the cache has not seen it (yet). */
   template(namespace: string, name: string): Template | undefined;
+  /** The TemplateRevisions of one Template that the cache holds. */
+  revisionsOf(templateNamespace: string, templateName: string): TemplateRevision[];
 }
 
 /** What triggered a reconcile from the outside, kept until a pass that saw it completes. */

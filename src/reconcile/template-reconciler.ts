@@ -3,13 +3,20 @@
 import type { Condition } from '../api/condition.ts';
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
 import type { Template, TemplateStatus } from '../api/template.ts';
-import { API_VERSION, FINALIZER_TEMPLATE, TEMPLATE_KIND } from '../api/well-known.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import {
+  ANNOTATION_ROLLOUT,
+  API_VERSION,
+  FINALIZER_TEMPLATE,
+  TEMPLATE_KIND,
+} from '../api/well-known.ts';
 import { draft, mergeConditions, rfc3339 } from '../engine/conditions.ts';
 import { canonicalJson } from '../engine/instance-status.ts';
 import { evaluateTemplate } from '../engine/template-evaluation.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
+import { syncRevisions } from './template-revisions.ts';
 
 export interface TemplateReconcilerDeps {
   cluster: ClusterPort;
@@ -36,7 +43,16 @@ export class TemplateReconciler implements Reconciler {
       return {};
     }
     const evaluation = evaluateTemplate(template);
-    await this.writeStatus(cluster, template, {
+    // Only valid content becomes a release: an invalid edit never reaches instances that follow
+    // a progressive rollout (under strategy All they render the live Template and report it).
+    const releases = await syncRevisions(
+      cluster,
+      this.deps.cache,
+      template,
+      evaluation.phase === 'Valid',
+    );
+    const resume = template.metadata.annotations?.[ANNOTATION_ROLLOUT] === 'resume';
+    const written = await this.writeStatus(cluster, template, {
       observedGeneration: template.metadata.generation,
       phase: evaluation.phase,
       conditions: mergeConditions(
@@ -45,7 +61,10 @@ export class TemplateReconciler implements Reconciler {
         rfc3339(this.deps.now()),
         template.metadata.generation,
       ),
+      ...releases.status(resume),
     });
+    // Acted on: the next halt needs a new resume.
+    if (resume) await cluster.removeAnnotation(written ?? template, ANNOTATION_ROLLOUT);
     return {};
   }
 
@@ -89,12 +108,13 @@ export class TemplateReconciler implements Reconciler {
     return {};
   }
 
+  /** Writes the status when it changed; returns the updated Template when it wrote. */
   private async writeStatus(
     cluster: ClusterPort,
     template: Template,
     status: TemplateStatus,
-  ): Promise<void> {
-    if (canonicalJson(template.status ?? {}) === canonicalJson(status)) return;
-    await cluster.patchStatus(template, status as unknown as Record<string, unknown>);
+  ): Promise<KubeObject | undefined> {
+    if (canonicalJson(template.status ?? {}) === canonicalJson(status)) return undefined;
+    return cluster.patchStatus(template, status as unknown as Record<string, unknown>);
   }
 }

@@ -25,6 +25,7 @@ function recordingCluster(writes: string[]): ClusterPort {
     delete: refuse('delete'),
     patchStatus: refuse('patchStatus'),
     setFinalizers: refuse('setFinalizers'),
+    removeAnnotation: refuse('removeAnnotation'),
     recordEvent: () => Promise.resolve(),
     identity: () => Promise.resolve('operator'),
     bind: () => port,

@@ -222,7 +222,7 @@ export class StrictWebhook {
     })) as TemplateInstance | undefined;
     if (!instance) return { ...ref, state: undefined };
     // The same Template content the reconciler renders from, so both ignore the same fields.
-    const template = await templateFor(cluster, instance);
+    const { template } = await templateFor(cluster, instance);
     const templateRef = templateRefOf(instance);
     return {
       ...ref,
