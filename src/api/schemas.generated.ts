@@ -405,6 +405,41 @@ export const CRD_SCHEMAS = {
           },
           allowCrossNamespaceResources: { type: 'boolean' },
           allowClusterScopedResources: { type: 'boolean' },
+          migrations: {
+            description:
+              'How instances move onto the revision made from this spec without anyone editing them: a renamed parameter, a renamed object kept under its old name.',
+            type: 'array',
+            maxItems: 64,
+            items: {
+              type: 'object',
+              'x-kubernetes-validations': [
+                {
+                  rule: '[has(self.renameParameter), has(self.renameObject)].filter(m, m).size() == 1',
+                  message: 'exactly one of renameParameter, renameObject must be set',
+                },
+              ],
+              properties: {
+                renameParameter: {
+                  type: 'object',
+                  required: ['from', 'to'],
+                  properties: {
+                    from: { type: 'string', minLength: 1, maxLength: 128 },
+                    to: { type: 'string', minLength: 1, maxLength: 128 },
+                  },
+                },
+                renameObject: {
+                  type: 'object',
+                  required: ['apiVersion', 'kind', 'from', 'to'],
+                  properties: {
+                    apiVersion: { type: 'string', minLength: 1, maxLength: 253 },
+                    kind: { type: 'string', minLength: 1, maxLength: 63 },
+                    from: { type: 'string', minLength: 1, maxLength: 253 },
+                    to: { type: 'string', minLength: 1, maxLength: 253 },
+                  },
+                },
+              },
+            },
+          },
           revisionHistoryLimit: {
             description:
               'TemplateRevisions kept (default 10); older ones are deleted unless an instance is on or pinned to them.',

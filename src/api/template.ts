@@ -40,10 +40,23 @@ export interface RolloutSpec {
   stages?: RolloutStage[];
 }
 
+/** How an instance moves across this revision unchanged (ADR 0012); exactly one is set. */
+export interface Migration {
+  /** A parameter's old name still supplies its value. */
+  renameParameter?: { from: string; to: string };
+  /**
+   * The object rendered as `to` keeps the name `from` for instances that already own it (names
+   * may use {{instance.name}} and {{instance.namespace}}).
+   */
+  renameObject?: { apiVersion: string; kind: string; from: string; to: string };
+}
+
 export interface TemplateSpec {
   /** Release settings (ADR 0012): not part of a revision's content. */
   revisionHistoryLimit?: number;
   rollout?: RolloutSpec;
+  /** Part of the revision made from this spec. */
+  migrations?: Migration[];
   parameters?: ParameterDeclaration[];
   targetNamespaces?: TargetNamespaces;
   sync?: SyncSpec;

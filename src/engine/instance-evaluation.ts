@@ -15,6 +15,7 @@ import {
   type ObservedInput,
   type ObservedLookup,
 } from './observed.ts';
+import { migrateObjectNames, migrateParameters } from './migrations.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, type Problem } from './problem.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
@@ -199,7 +200,9 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
     ),
   );
 
-  const resolved = await resolveParameters(template, instance, port);
+  // A revision's migrations: old parameter names still supply values (ADR 0012).
+  const migrated = migrateParameters(instance, template);
+  const resolved = await resolveParameters(template, migrated, port);
   if (!resolved.ok) return failed(conditions, T.ParametersValid, resolved.problems[0]!, syncMode);
   const count = template.spec.parameters?.length ?? 0;
   conditions.push(
@@ -210,7 +213,8 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   if (!rendered.ok)
     return failed(conditions, T.Rendered, rendered.problem, syncMode, resolved.value);
   const owner = { name: instance.metadata.name ?? '', namespace, uid: instance.metadata.uid ?? '' };
-  const stamped = rendered.objects.map((o) => stampOwnership(o, owner, syncMode));
+  const kept = migrateObjectNames(rendered.objects, template, instance);
+  const stamped = kept.map((o) => stampOwnership(o, owner, syncMode));
   const position = new Map(stamped.map((o, i) => [o, i]));
   const resources = sortForInstall(stamped);
   const observed = resources.map((o) => rendered.observed[position.get(o)!] ?? []);

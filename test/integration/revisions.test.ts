@@ -239,3 +239,89 @@ describe('a progressive rollout with a canary stage', () => {
     ).rejects.toThrow(/immutable/);
   });
 });
+
+describe('migrations', () => {
+  const body = (name: string, parameter: string): string => `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}-${name}
+data:
+  size: "{{parameters.${parameter}}}"
+`;
+
+  function migrating(handlebars: string, parameter: string, migrations: object[] = []): KubeObject {
+    return {
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      metadata: { name: 'store', namespace: platform },
+      spec: {
+        sync: { mode: 'revert' },
+        targetNamespaces: { explicit: { allow: { literal: tenants } } },
+        parameters: [{ name: parameter }],
+        migrations,
+        handlebars,
+      },
+    };
+  }
+
+  const storeInstance = (name: string): KubeObject => ({
+    apiVersion: API_VERSION,
+    kind: 'TemplateInstance',
+    metadata: { name, namespace: tenants[1] },
+    spec: {
+      templateRef: { name: 'store', namespace: platform },
+      parameters: [{ name: 'size', value: '10Gi' }],
+    },
+  });
+
+  const configMap = async (
+    name: string,
+  ): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> =>
+    user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: tenants[1] });
+
+  it('renames a parameter and keeps a renamed object under its old name, uid and all', async () => {
+    await user.apply(migrating(body('db', 'size'), 'size'));
+    await user.apply(storeInstance('orders'));
+    const before = await eventually(async () => {
+      const cm = await configMap('orders-db');
+      return cm?.data?.size === '10Gi' && cm;
+    }, 'orders-db from revision 1');
+
+    // Revision 2: the parameter is now `capacity` and the object `-database`; the instance still
+    // says `size`, and nobody edits it.
+    await user.apply(
+      migrating(body('database', 'capacity'), 'capacity', [
+        { renameParameter: { from: 'size', to: 'capacity' } },
+        {
+          renameObject: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            from: '{{instance.name}}-db',
+            to: '{{instance.name}}-database',
+          },
+        },
+      ]),
+    );
+    await eventually(async () => {
+      const i = (await user.get({
+        apiVersion: API_VERSION,
+        kind: 'TemplateInstance',
+        name: 'orders',
+        namespace: tenants[1],
+      })) as unknown as TemplateInstance | undefined;
+      return i?.status?.revision === 2 && i.status.phase === 'Ready';
+    }, 'orders Ready on revision 2');
+    const after = await configMap('orders-db');
+    expect(after?.metadata.uid).toBe(before.metadata.uid);
+    expect(after?.data).toEqual({ size: '10Gi' });
+    expect(await configMap('orders-database')).toBeUndefined();
+
+    // An instance that never had the old object gets the new name.
+    await user.apply(storeInstance('billing'));
+    await eventually(
+      async () => (await configMap('billing-database'))?.data?.size === '10Gi',
+      'billing-database',
+    );
+    expect(await configMap('billing-db')).toBeUndefined();
+  }, 60_000);
+});
