@@ -414,8 +414,8 @@ export const CRD_SCHEMAS = {
               type: 'object',
               'x-kubernetes-validations': [
                 {
-                  rule: '[has(self.renameParameter), has(self.renameObject)].filter(m, m).size() == 1',
-                  message: 'exactly one of renameParameter, renameObject must be set',
+                  rule: '[has(self.renameParameter), has(self.renameObject), has(self.valueFrom)].filter(m, m).size() == 1',
+                  message: 'exactly one of renameParameter, renameObject, valueFrom must be set',
                 },
               ],
               properties: {
@@ -435,6 +435,37 @@ export const CRD_SCHEMAS = {
                     kind: { type: 'string', minLength: 1, maxLength: 63 },
                     from: { type: 'string', minLength: 1, maxLength: 253 },
                     to: { type: 'string', minLength: 1, maxLength: 253 },
+                  },
+                },
+                valueFrom: {
+                  description:
+                    "A literal the instance gives for this parameter becomes the defaultValue of a read from this Secret or ConfigMap key in the instance's namespace (names may use {{instance.name}}).",
+                  type: 'object',
+                  required: ['parameter'],
+                  'x-kubernetes-validations': [
+                    {
+                      rule: '[has(self.secretKeyRef), has(self.configMapKeyRef)].filter(s, s).size() == 1',
+                      message: 'exactly one of secretKeyRef, configMapKeyRef must be set',
+                    },
+                  ],
+                  properties: {
+                    parameter: { type: 'string', minLength: 1, maxLength: 128 },
+                    secretKeyRef: {
+                      type: 'object',
+                      required: ['name', 'key'],
+                      properties: {
+                        name: { type: 'string', minLength: 1, maxLength: 253 },
+                        key: { type: 'string', minLength: 1, maxLength: 253 },
+                      },
+                    },
+                    configMapKeyRef: {
+                      type: 'object',
+                      required: ['name', 'key'],
+                      properties: {
+                        name: { type: 'string', minLength: 1, maxLength: 253 },
+                        key: { type: 'string', minLength: 1, maxLength: 253 },
+                      },
+                    },
                   },
                 },
               },

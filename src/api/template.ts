@@ -49,6 +49,15 @@ export interface Migration {
    * may use {{instance.name}} and {{instance.namespace}}).
    */
   renameObject?: { apiVersion: string; kind: string; from: string; to: string };
+  /**
+   * A literal the instance gives for `parameter` becomes the defaultValue of a read from this
+   * key (names may use {{instance.name}}): the value moves to a source without an edit.
+   */
+  valueFrom?: {
+    parameter: string;
+    secretKeyRef?: { name: string; key: string };
+    configMapKeyRef?: { name: string; key: string };
+  };
 }
 
 export interface TemplateSpec {

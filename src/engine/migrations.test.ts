@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aTemplate, anInstance } from '../../test/support/builders.ts';
+import { aSecret, aTemplate, anInstance } from '../../test/support/builders.ts';
 import type { KubeObject } from '../api/object-meta.ts';
 import { evaluateInstance } from './instance-evaluation.ts';
 import { MemorySource } from './memory-source.ts';
@@ -34,6 +34,34 @@ describe('a renameParameter migration', () => {
       { name: 'image', value: 'b' },
     ]);
     expect(migrateParameters(explicit, renamed)).toBe(explicit);
+  });
+});
+
+describe('a valueFrom migration', () => {
+  const template = aTemplate([{ name: 'password' }], {
+    migrations: [
+      {
+        valueFrom: {
+          parameter: 'password',
+          secretKeyRef: { name: '{{instance.name}}-db', key: 'pw' },
+        },
+      },
+    ],
+    handlebars:
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  pw: {{parameters.password}}\n',
+  });
+  const evaluate = (objects: KubeObject[]): ReturnType<typeof evaluateInstance> =>
+    evaluateInstance({
+      instance: anInstance([{ name: 'password', value: 'literal' }]),
+      template,
+      namespaceLabels: {},
+      port: new MemorySource(objects),
+    });
+
+  it('reads the value from the named key once it exists, the literal standing in until then', async () => {
+    expect((await evaluate([]))?.resources[0]?.data).toEqual({ pw: 'literal' });
+    const secret = aSecret('shop-db', 'team-a', { pw: 'from-secret' });
+    expect((await evaluate([secret]))?.resources[0]?.data).toEqual({ pw: 'from-secret' });
   });
 });
 

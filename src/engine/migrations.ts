@@ -3,7 +3,11 @@
 // recreated. Pure: the instance's spec and status in, what to resolve and render with out.
 import type { KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
-import type { RenderedResourceRef, TemplateInstance } from '../api/template-instance.ts';
+import type {
+  ParameterValue,
+  RenderedResourceRef,
+  TemplateInstance,
+} from '../api/template-instance.ts';
 
 /**
  * The instance as the Template's parameters see it: a value the instance gives under a
@@ -22,8 +26,32 @@ export function migrateParameters(
     if (parameters.some((p) => p.name === rename.to)) continue;
     parameters = parameters.map((p) => (p.name === rename.from ? { ...p, name: rename.to } : p));
   }
+  parameters = movedToSources(parameters, template, instance);
   if (parameters === given) return instance;
   return { ...instance, spec: { ...instance.spec, parameters } };
+}
+
+/** `valueFrom` migrations: a literal becomes the fallback of a read from the named key. */
+function movedToSources(
+  parameters: ParameterValue[],
+  template: Template,
+  instance: TemplateInstance,
+): ParameterValue[] {
+  let result = parameters;
+  for (const { valueFrom: move } of template.spec.migrations ?? []) {
+    if (!move) continue;
+    const ref = move.secretKeyRef ?? move.configMapKeyRef;
+    if (!ref) continue;
+    const key = { name: nameFor(ref.name, instance), key: ref.key };
+    const source = move.secretKeyRef ? { secretKeyRef: key } : { configMapKeyRef: key };
+    const literal = (p: ParameterValue): boolean =>
+      p.name === move.parameter && p.valueFrom === undefined && p.value !== undefined;
+    if (!result.some(literal)) continue;
+    result = result.map((p) =>
+      literal(p) ? { name: p.name, valueFrom: source, defaultValue: p.value } : p,
+    );
+  }
+  return result;
 }
 
 /** `{{instance.name}}` and `{{instance.namespace}}` in a migration's object name. */
