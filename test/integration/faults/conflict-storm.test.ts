@@ -161,7 +161,8 @@ it(
     expect(outcomes.written).toBe((FOUGHT * ROUNDS) / 2);
     // No amplification: a foreign write costs at most a couple of reconciles (its watch event and
     // the echo of the revert), plus one per owner change; a hot loop would be unbounded.
-    expect(reverts).toBeLessThanOrEqual(outcomes.written);
+    // An owner's change that lands in a pass a drift event started is counted as a revert too.
+    expect(reverts).toBeLessThanOrEqual(outcomes.written + changed.length);
     expect(reconciles).toBeLessThanOrEqual(3 * outcomes.written + 2 * changed.length);
     expect(after?.metadata.resourceVersion).toBe(locked.metadata.resourceVersion);
     expect(dataOf(after)).toEqual({ color: 'blue' });
