@@ -66,16 +66,14 @@ function reconcileAll(
   });
 }
 
+/** The Template reconciler's side: the next rollout state of revision 2 from what members report. */
+const plan = (members: RolloutMember[], previous: RolloutStatus, resume = false): RolloutStatus =>
+  planRollout({ spec: progressive, latest: 2, previous, members, resume });
+
 describe('a progressive rollout', () => {
   it('updates the canary stage first, at most maxUnavailable at a time, then the rest', () => {
     let members = fleet(1);
-    let rollout = planRollout({
-      spec: progressive,
-      latest: 2,
-      previous: complete1,
-      members,
-      resume: false,
-    });
+    let rollout = plan(members, complete1);
     const inFlight: number[] = [];
     const seen: string[] = [];
     for (let step = 0; step < 50 && rollout.phase !== 'Complete'; step++) {
@@ -83,13 +81,7 @@ describe('a progressive rollout', () => {
       members = reconcileAll(members, rollout, () => 'Ready');
       inFlight.push(members.filter((m) => m.revision === 2).length - before);
       seen.push(`${rollout.stage}:${rollout.admitted}`);
-      rollout = planRollout({
-        spec: progressive,
-        latest: 2,
-        previous: rollout,
-        members,
-        resume: false,
-      });
+      rollout = plan(members, rollout);
     }
     expect(rollout).toMatchObject({
       phase: 'Complete',
@@ -104,22 +96,10 @@ describe('a progressive rollout', () => {
 
   it('halts after a canary fails, with the other 15 untouched, and names the failing ones', () => {
     let members = fleet(1);
-    let rollout = planRollout({
-      spec: progressive,
-      latest: 2,
-      previous: complete1,
-      members,
-      resume: false,
-    });
+    let rollout = plan(members, complete1);
     for (let step = 0; step < 10; step++) {
       members = reconcileAll(members, rollout, (r) => (r === 2 ? 'Failed' : 'Ready'));
-      rollout = planRollout({
-        spec: progressive,
-        latest: 2,
-        previous: rollout,
-        members,
-        resume: false,
-      });
+      rollout = plan(members, rollout);
     }
     expect(rollout.phase).toBe('Halted');
     expect(rollout.failing).toEqual(['canary/i0', 'canary/i1']);
@@ -127,13 +107,7 @@ describe('a progressive rollout', () => {
       true,
     );
     // A resume lets it go on; failures no longer stop it.
-    rollout = planRollout({
-      spec: progressive,
-      latest: 2,
-      previous: rollout,
-      members,
-      resume: true,
-    });
+    rollout = plan(members, rollout, true);
     expect(rollout).toMatchObject({ phase: 'Progressing', resumed: true });
   });
 
