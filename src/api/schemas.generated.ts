@@ -584,8 +584,7 @@ export const CRD_SCHEMAS = {
             format: 'int64',
           },
           revisions: {
-            description:
-              'The revisions kept, with the instances on each and the pins that hold it.',
+            description: 'The revisions kept, with the pins that hold them.',
             type: 'array',
             maxItems: 1000,
             items: {
@@ -594,7 +593,6 @@ export const CRD_SCHEMAS = {
               properties: {
                 revision: { type: 'integer', format: 'int64' },
                 hash: { type: 'string' },
-                instances: { type: 'integer', format: 'int64' },
                 pinned: { type: 'integer', format: 'int64' },
               },
             },

@@ -80,8 +80,6 @@ export type TemplatePhase = 'Valid' | 'Invalid' | 'Error';
 export interface RevisionSummary {
   revision: number;
   hash?: string;
-  /** Instances whose last render used this revision. */
-  instances?: number;
   /** Instances pinned to it (a pin keeps a revision from being pruned). */
   pinned?: number;
 }

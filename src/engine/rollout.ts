@@ -223,13 +223,21 @@ function complete(revision: number, stages: RolloutMember[][]): RolloutStatus {
   );
 }
 
+/**
+ * Progress counts while a rollout runs. A complete one reports none: counts that follow every
+ * instance would make the Template's status change (a write) whenever instances come and go,
+ * with nothing to decide on.
+ */
 function withCounts(state: RolloutStatus, stages: RolloutMember[][]): RolloutStatus {
   const all = stages.flat();
-  const result: RolloutStatus = {
-    ...state,
-    updated: all.filter((m) => updatedAndReady(m, state.revision)).length,
-    total: all.length,
-  };
+  const result: RolloutStatus =
+    state.phase === 'Complete'
+      ? { ...state }
+      : {
+          ...state,
+          updated: all.filter((m) => updatedAndReady(m, state.revision)).length,
+          total: all.length,
+        };
   for (const key of Object.keys(result) as (keyof RolloutStatus)[])
     if (result[key] === undefined) delete result[key];
   return result;

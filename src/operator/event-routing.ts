@@ -65,6 +65,11 @@ function reportedProgress(instance: TemplateInstance, old: TemplateInstance): bo
   );
 }
 
+/** A pin holds a revision and is reported on the Template: its Template reconciles. */
+function pinChanged(instance: TemplateInstance, old: TemplateInstance | undefined): boolean {
+  return instance.spec.templateRef.revision !== old?.spec.templateRef.revision;
+}
+
 function rolloutChanged(template: Template, old: Template): boolean {
   return JSON.stringify(template.status?.rollout) !== JSON.stringify(old.status?.rollout);
 }
@@ -91,6 +96,7 @@ export class EventRouter {
   private onInstance(type: string, instance: TemplateInstance, old?: TemplateInstance): void {
     // A Template held by its finalizer may be free to go once an instance is gone.
     if (type === 'DELETED') this.enqueue.template(templateRefOf(instance));
+    else if (pinChanged(instance, old)) this.enqueue.template(templateRefOf(instance));
     else if (old && reportedProgress(instance, old)) this.enqueueRollout(instance);
     if (type === 'DELETED' || (old && ownFinalizerAdded(instance, old))) return;
     if (specOrMetadataChanged(instance, old)) this.enqueue.instance(requestOf(instance));

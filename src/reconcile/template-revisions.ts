@@ -143,7 +143,11 @@ async function prune(
   }
 }
 
-/** Each kept revision, newest first, with the instances on it and the pins that hold it. */
+/**
+ * Each kept revision, newest first, with the pins that hold it. (Not the instances on each: that
+ * count follows every reconcile of every instance, and would rewrite the Template's status each
+ * time; `kubectl get ti -A` shows each instance's revision.)
+ */
 function summaries(
   known: Map<number, TemplateRevision>,
   instances: TemplateInstance[],
@@ -151,15 +155,9 @@ function summaries(
   return [...known.values()]
     .sort((a, b) => b.spec.revision - a.spec.revision)
     .map((r) => {
-      const on = instances.filter((i) => i.status?.revision === r.spec.revision).length;
       const pinned = instances.filter(
         (i) => i.spec.templateRef.revision === r.spec.revision,
       ).length;
-      return {
-        revision: r.spec.revision,
-        hash: r.spec.hash,
-        ...(on > 0 ? { instances: on } : {}),
-        ...(pinned > 0 ? { pinned } : {}),
-      };
+      return { revision: r.spec.revision, hash: r.spec.hash, ...(pinned > 0 ? { pinned } : {}) };
     });
 }
