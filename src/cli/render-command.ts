@@ -30,6 +30,7 @@ import {
   readRevisions,
   revisionNumber,
   type OfflineTemplate,
+  type RevisionsFile,
 } from './revisions-file.ts';
 
 export const RENDER_COMMAND: CommandSpec = {
@@ -56,12 +57,12 @@ export const RENDER_COMMAND: CommandSpec = {
       type: 'string',
       value: 'R.yaml',
       description:
-        'TemplateRevisions (kubectl get templaterevisions -o yaml); honours the instance\'s pin',
+        "TemplateRevisions (kubectl get templaterevisions -o yaml); honours the instance's pin",
     },
     revision: {
       type: 'string',
       value: 'N',
-      description: 'render revision N from --revisions (overrides the instance\'s pin)',
+      description: "render revision N from --revisions (overrides the instance's pin)",
     },
     output: {
       type: 'string',
@@ -100,9 +101,7 @@ function parse(argv: string[]): {
   const output = stringFlag(line, 'output') ?? 'yaml';
   const usage = usageLine(RENDER_COMMAND);
   if (!instance || (!template && !revisions))
-    throw new UsageError(
-      `--instance and --template (or --revisions) are required; ${usage}`,
-    );
+    throw new UsageError(`--instance and --template (or --revisions) are required; ${usage}`);
   if (revision !== undefined && !revisions)
     throw new UsageError(
       `--revision needs --revisions R.yaml, the TemplateRevisions to render from; ${usage}`,
@@ -198,26 +197,31 @@ function withOfflineRevisionMessage(
   };
 }
 
+function templateToRender(
+  instance: TemplateInstance,
+  given: Template | undefined,
+  revisions: RevisionsFile | undefined,
+  revision: number | undefined,
+): OfflineTemplate {
+  const live = referencedTemplate(instance, given);
+  // A --template that is not the one referenced fails the render (TemplateNotFound), rather
+  // than the file's revisions being rendered in its place.
+  if (given && !live) return { template: undefined };
+  return chooseOfflineTemplate({
+    instance,
+    live,
+    revisions,
+    ...(revision !== undefined ? { revision: { number: revision, flag: '--revision' } } : {}),
+  });
+}
+
 export async function renderCommand(argv: string[]): Promise<CommandResult> {
   const args = parse(argv);
   const given = args.template === undefined ? undefined : loadTemplate(args.template);
   const instance = loadInstance(args.instance);
   const revisions = args.revisions === undefined ? undefined : readRevisions(args.revisions);
   const objects = args.objects.flatMap(readObjects);
-  const live = referencedTemplate(instance, given);
-  // A --template that is not the one referenced fails the render (TemplateNotFound), rather
-  // than the file's revisions being rendered in its place.
-  const choice: OfflineTemplate =
-    given && !live
-      ? { template: undefined }
-      : chooseOfflineTemplate({
-          instance,
-          live,
-          revisions,
-          ...(args.revision !== undefined
-            ? { revision: { number: args.revision, flag: '--revision' } }
-            : {}),
-        });
+  const choice = templateToRender(instance, given, revisions, args.revision);
   const { evaluation, ok, conditions } = await renderOffline(instance, choice, objects);
   const exitCode = ok ? 0 : 1;
   if (args.output === 'json') {
