@@ -104,7 +104,9 @@ export function heldRevisions(
     return `${revisions.file} holds revision${numbers.length > 1 ? 's' : ''} ${numbers.join(', ')} of Template ${ref.namespace}/${ref.name}`;
   const others = [
     ...new Set(
-      revisions.revisions.map((r) => `${r.metadata.namespace ?? '(no namespace)'}/${r.spec.template}`),
+      revisions.revisions.map(
+        (r) => `${r.metadata.namespace ?? '(no namespace)'}/${r.spec.template}`,
+      ),
     ),
   ];
   return `${revisions.file} holds no revision of Template ${ref.namespace}/${ref.name}${others.length > 0 ? ` (only of ${others.join(', ')})` : ' (it is empty)'}`;
