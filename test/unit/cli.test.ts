@@ -449,6 +449,16 @@ spec:
     expect(result.stderr).toContain(why);
   });
 
+  it('says which Templates a --revisions file holds revisions of when it holds none of this one', async () => {
+    const other = write('other-revisions.yaml', revisionDoc(1).replace(/team-a/g, 'team-b'));
+    const result = await main(['render', '--instance', instance(), '--revisions', other]);
+    expect(result).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: `stencil: --revisions: ${other} holds no revision of Template team-a/app (only of team-b/app), and no --template was given to render\n`,
+    });
+  });
+
   it('refuses a --revisions file holding another kind, naming the document', async () => {
     const result = await main([
       'render',
