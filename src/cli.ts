@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// The `stencil` command: `run` (the operator), `render` and `validate` (offline, the operator's
-// own code path), and `--help` for each.
+// The `stencil` command: `run` (the operator), `render`, `validate` and `diff` (offline, the
+// operator's own code path), and `--help` for each.
 // Every failure is one clear line on stderr with exit code 1 (checks failed) or 2 (bad usage or
 // unreadable files); never a stack trace.
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { helpText, usageLine, wantsHelp, type CommandSpec } from './cli/command-line.ts';
+import { diffCommand, DIFF_COMMAND } from './cli/diff-command.ts';
 import { UsageError } from './cli/manifest-files.ts';
 import { renderCommand, RENDER_COMMAND, type CommandResult } from './cli/render-command.ts';
 import { validateCommand, VALIDATE_COMMAND } from './cli/validate-command.ts';
@@ -22,6 +23,7 @@ const COMMANDS: Record<
   },
   render: { spec: RENDER_COMMAND, run: renderCommand },
   validate: { spec: VALIDATE_COMMAND, run: (argv) => Promise.resolve(validateCommand(argv)) },
+  diff: { spec: DIFF_COMMAND, run: diffCommand },
 };
 
 const USAGE = [
@@ -38,14 +40,14 @@ export async function main(argv: string[]): Promise<CommandResult> {
   try {
     if (command === undefined)
       throw new UsageError(
-        'no command given (commands: run, render, validate; see stencil --help)',
+        'no command given (commands: run, render, validate, diff; see stencil --help)',
       );
     if (command === 'help' || command === '--help' || command === '-h')
       return { exitCode: 0, stdout: `${USAGE}\n`, stderr: '' };
     const known = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!known)
       throw new UsageError(
-        `unknown command "${command}" (commands: run, render, validate; see stencil --help)`,
+        `unknown command "${command}" (commands: run, render, validate, diff; see stencil --help)`,
       );
     if (wantsHelp(known.spec, rest))
       return { exitCode: 0, stdout: helpText(known.spec), stderr: '' };

@@ -25,14 +25,26 @@ import {
   type CommandSpec,
 } from './command-line.ts';
 import { readObjects, readSingle, UsageError } from './manifest-files.ts';
+import {
+  chooseOfflineTemplate,
+  readRevisions,
+  revisionNumber,
+  type OfflineTemplate,
+  type RevisionsFile,
+} from './revisions-file.ts';
 
 export const RENDER_COMMAND: CommandSpec = {
   name: 'render',
-  synopsis: '--template T.yaml --instance I.yaml [--objects O.yaml]... [--output yaml|json]',
+  synopsis:
+    '--template T.yaml --instance I.yaml [--objects O.yaml]... [--revisions R.yaml [--revision N]] [--output yaml|json]',
   summary:
     'Renders a TemplateInstance offline exactly as the operator would; exit 0 Ready, 1 Failed, 2 bad usage.',
   flags: {
-    template: { type: 'string', value: 'T.yaml', description: 'the Template (required)' },
+    template: {
+      type: 'string',
+      value: 'T.yaml',
+      description: 'the Template (required, unless --revisions holds the revision to render)',
+    },
     instance: { type: 'string', value: 'I.yaml', description: 'the TemplateInstance (required)' },
     objects: {
       type: 'string',
@@ -40,6 +52,17 @@ export const RENDER_COMMAND: CommandSpec = {
       value: 'O.yaml',
       description:
         'objects valueFrom reads (Secrets, ConfigMaps, any kind), and the producers observed reads',
+    },
+    revisions: {
+      type: 'string',
+      value: 'R.yaml',
+      description:
+        "TemplateRevisions (kubectl get templaterevisions -o yaml); honours the instance's pin",
+    },
+    revision: {
+      type: 'string',
+      value: 'N',
+      description: "render revision N from --revisions (overrides the instance's pin)",
     },
     output: {
       type: 'string',
@@ -64,64 +87,83 @@ function checked<T>(kind: CrdKind, file: string, value: unknown): T {
 }
 
 function parse(argv: string[]): {
-  template: string;
+  template: string | undefined;
   instance: string;
   objects: string[];
+  revisions: string | undefined;
+  revision: number | undefined;
   output: 'yaml' | 'json';
 } {
   const line = parseCommandLine(RENDER_COMMAND, argv);
   const [template, instance] = [stringFlag(line, 'template'), stringFlag(line, 'instance')];
+  const revisions = stringFlag(line, 'revisions');
+  const revision = revisionNumber('--revision', stringFlag(line, 'revision'));
   const output = stringFlag(line, 'output') ?? 'yaml';
   const usage = usageLine(RENDER_COMMAND);
-  if (!template || !instance)
-    throw new UsageError(`--template and --instance are required; ${usage}`);
+  if (!instance || (!template && !revisions))
+    throw new UsageError(`--instance and --template (or --revisions) are required; ${usage}`);
+  if (revision !== undefined && !revisions)
+    throw new UsageError(
+      `--revision needs --revisions R.yaml, the TemplateRevisions to render from; ${usage}`,
+    );
   if (output !== 'yaml' && output !== 'json')
     throw new UsageError(`--output must be yaml or json; ${usage}`);
-  return { template, instance, objects: stringFlags(line, 'objects'), output };
+  return { template, instance, objects: stringFlags(line, 'objects'), revisions, revision, output };
 }
 
-function withDefaults(
-  instance: TemplateInstance,
-  template: Template,
-): { instance: TemplateInstance; template: Template } {
+/** A Template file, checked against the CRD schema. */
+export function loadTemplate(file: string): Template {
+  return checked<Template>('Template', file, readSingle(file, 'Template'));
+}
+
+/** An instance file, checked against the CRD schema, its namespace defaulted as kubectl does. */
+export function loadInstance(file: string): TemplateInstance {
+  const instance = checked<TemplateInstance>(
+    'TemplateInstance',
+    file,
+    readSingle(file, 'TemplateInstance'),
+  );
   const namespace = instance.metadata.namespace ?? 'default';
-  const fixedInstance = { ...instance, metadata: { ...instance.metadata, namespace } };
-  const ref = templateRefOf(fixedInstance);
-  const fixedTemplate = {
-    ...template,
-    metadata: { ...template.metadata, namespace: template.metadata.namespace ?? ref.namespace },
-  };
-  return { instance: fixedInstance, template: fixedTemplate };
+  return { ...instance, metadata: { ...instance.metadata, namespace } };
 }
 
-export async function renderCommand(argv: string[]): Promise<CommandResult> {
-  const args = parse(argv);
-  const template = checked<Template>(
-    'Template',
-    args.template,
-    readSingle(args.template, 'Template'),
-  );
-  const loaded = withDefaults(
-    checked<TemplateInstance>(
-      'TemplateInstance',
-      args.instance,
-      readSingle(args.instance, 'TemplateInstance'),
-    ),
-    template,
-  );
-  const objects = args.objects.flatMap(readObjects);
-  const { instance } = loaded;
+/**
+ * The Template file when it is the one the instance references (a Template file without a
+ * namespace is taken to be in the referenced one), else undefined: the render then fails with
+ * TemplateNotFound, as the operator's would.
+ */
+export function referencedTemplate(
+  instance: TemplateInstance,
+  template: Template | undefined,
+): Template | undefined {
+  if (!template) return undefined;
   const ref = templateRefOf(instance);
-  const matches =
-    loaded.template.metadata.name === ref.name &&
-    loaded.template.metadata.namespace === ref.namespace;
+  const namespace = template.metadata.namespace ?? ref.namespace;
+  if (template.metadata.name !== ref.name || namespace !== ref.namespace) return undefined;
+  return { ...template, metadata: { ...template.metadata, namespace } };
+}
+
+export interface OfflineRender {
+  evaluation: InstanceEvaluation;
+  ok: boolean;
+  /** The conditions as the status would show them, Ready last. */
+  conditions: ConditionDraft[];
+}
+
+/** One evaluation of the instance, as the operator's, against the objects of --objects files. */
+export async function renderOffline(
+  instance: TemplateInstance,
+  choice: OfflineTemplate,
+  objects: KubeObject[],
+): Promise<OfflineRender> {
   const namespace = objects.find(
     (o) => o.kind === 'Namespace' && o.metadata.name === instance.metadata.namespace,
   );
   const port = new MemorySource(objects);
   const evaluation = await evaluateInstance({
     instance,
-    template: matches ? loaded.template : undefined,
+    template: choice.template,
+    ...(choice.missingRevision !== undefined ? { missingRevision: choice.missingRevision } : {}),
     namespaceLabels: namespace?.metadata.labels ?? {},
     port,
     // Offline, the live producers of observed reads are whatever --objects holds.
@@ -130,14 +172,64 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
       return read.ok ? read.value : undefined;
     },
   });
-  const evaluated = withObservedGaps(evaluation);
-  const conditions = [...evaluated.conditions, readyCondition(evaluated.conditions)];
-  const ok = evaluation.ok && evaluated.ok;
+  const evaluated = withObservedGaps(withOfflineRevisionMessage(evaluation, choice));
+  return {
+    evaluation,
+    ok: evaluation.ok && evaluated.ok,
+    conditions: [...evaluated.conditions, readyCondition(evaluated.conditions)],
+  };
+}
+
+/** The operator points at the Template's status for the kept revisions; offline, the file. */
+function withOfflineRevisionMessage(
+  evaluation: InstanceEvaluation,
+  choice: OfflineTemplate,
+): InstanceEvaluation {
+  if (choice.missingMessage === undefined) return evaluation;
+  const message = choice.missingMessage;
+  return {
+    ...evaluation,
+    conditions: evaluation.conditions.map((c) =>
+      c.type === InstanceConditionType.TemplateResolved && c.status === 'False'
+        ? { ...c, message }
+        : c,
+    ),
+  };
+}
+
+function templateToRender(
+  instance: TemplateInstance,
+  given: Template | undefined,
+  revisions: RevisionsFile | undefined,
+  revision: number | undefined,
+): OfflineTemplate {
+  const live = referencedTemplate(instance, given);
+  // A --template that is not the one referenced fails the render (TemplateNotFound), rather
+  // than the file's revisions being rendered in its place.
+  if (given && !live) return { template: undefined };
+  return chooseOfflineTemplate({
+    instance,
+    live,
+    revisions,
+    ...(revision !== undefined ? { revision: { number: revision, flag: '--revision' } } : {}),
+  });
+}
+
+export async function renderCommand(argv: string[]): Promise<CommandResult> {
+  const args = parse(argv);
+  const given = args.template === undefined ? undefined : loadTemplate(args.template);
+  const instance = loadInstance(args.instance);
+  const revisions = args.revisions === undefined ? undefined : readRevisions(args.revisions);
+  const objects = args.objects.flatMap(readObjects);
+  const choice = templateToRender(instance, given, revisions, args.revision);
+  const { evaluation, ok, conditions } = await renderOffline(instance, choice, objects);
   const exitCode = ok ? 0 : 1;
   if (args.output === 'json') {
     const phase = ok ? 'Ready' : 'Failed';
     const report = {
       phase,
+      // Only with --revisions, which is when the revision rendered is known.
+      ...(choice.revision !== undefined ? { revision: choice.revision } : {}),
       conditions,
       resolvedParameters: evaluation.resolved?.status ?? [],
       resources: ok ? evaluation.resources : [],
@@ -156,7 +248,17 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
       stderr: `${failedCondition.type}=False ${failedCondition.reason}: ${failedCondition.message}\n`,
     };
   }
-  return { exitCode, stdout: manifests(evaluation), stderr: '' };
+  return { exitCode, stdout: revisionLine(choice, instance) + manifests(evaluation), stderr: '' };
+}
+
+/**
+ * `# revision N of Template ns/name (how it was chosen)`: a comment, so stdout stays valid
+ * multi-document YAML (it belongs to the first document, as the wave comments do to theirs).
+ */
+function revisionLine(choice: OfflineTemplate, instance: TemplateInstance): string {
+  if (choice.revision === undefined) return '';
+  const ref = templateRefOf(instance);
+  return `# revision ${choice.revision} of Template ${ref.namespace}/${ref.name} (${choice.chosenBy ?? ''})\n`;
 }
 
 /**

@@ -2,6 +2,7 @@
 // content an instance renders, and which revisions the history limit lets go. Pure.
 import { createHash } from 'node:crypto';
 import type { Template, TemplateRevision, TemplateSpec } from '../api/template.ts';
+import { API_VERSION, TEMPLATE_KIND } from '../api/well-known.ts';
 import { canonicalJson } from './instance-status.ts';
 
 export const DEFAULT_REVISION_HISTORY_LIMIT = 10;
@@ -41,6 +42,21 @@ export function templateAtRevision(live: Template, revision: TemplateRevision): 
       rollout: live.spec.rollout,
       revisionHistoryLimit: live.spec.revisionHistoryLimit,
     },
+  };
+}
+
+/**
+ * A Template made from a revision alone, for when the live Template is not at hand (offline
+ * `stencil render --revisions` without `--template`): named after `spec.template`, in the
+ * revision's namespace (else `namespace`), with the policy the revision recorded, which may be
+ * older than the live Template's.
+ */
+export function templateOfRevision(revision: TemplateRevision, namespace: string): Template {
+  return {
+    apiVersion: API_VERSION,
+    kind: TEMPLATE_KIND,
+    metadata: { name: revision.spec.template, namespace: revision.metadata.namespace ?? namespace },
+    spec: revision.spec.content,
   };
 }
 

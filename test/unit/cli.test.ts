@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { main } from '../../src/cli.ts';
+import { DIFF_COMMAND } from '../../src/cli/diff-command.ts';
 import { RENDER_COMMAND } from '../../src/cli/render-command.ts';
 import { VALIDATE_COMMAND } from '../../src/cli/validate-command.ts';
 import { RUN_COMMAND } from '../../src/config.ts';
@@ -289,6 +290,397 @@ spec:
   });
 });
 
+/** A Template `team-a/app` whose ConfigMap carries `version`, as a Template or a revision. */
+function versioned(version: number): string {
+  return `  parameters:
+    - { name: port, type: number, value: 80 }
+  handlebars: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: {{instance.name}}
+    data:
+      port: "{{parameters.port}}"
+      version: "${version}"
+`;
+}
+
+const revisionDoc = (n: number): string => `apiVersion: stencil.dev/v1alpha1
+kind: TemplateRevision
+metadata:
+  name: app-r${n}
+  namespace: team-a
+  labels: { stencil.dev/template: app, stencil.dev/revision: "${n}" }
+spec:
+  template: app
+  revision: ${n}
+  hash: "000000000000000${n}"
+  content:
+${versioned(n).trimEnd().replace(/^/gm, '    ')}
+`;
+
+describe('stencil render --revisions', () => {
+  const live = (): string =>
+    write(
+      'live.yaml',
+      `apiVersion: stencil.dev/v1alpha1\nkind: Template\nmetadata: { name: app, namespace: team-a }\nspec:\n${versioned(3)}`,
+    );
+  const instance = (pin?: number): string =>
+    write(
+      `instance-${pin ?? 'none'}.yaml`,
+      `apiVersion: stencil.dev/v1alpha1
+kind: TemplateInstance
+metadata: { name: shop, namespace: team-a }
+spec:
+  templateRef: { name: app${pin !== undefined ? `, revision: ${pin}` : ''} }
+`,
+    );
+  // As `kubectl get templaterevisions -o yaml` prints them: one List.
+  const revisions = (): string =>
+    write(
+      'revisions.yaml',
+      `apiVersion: v1\nkind: List\nitems:\n${[1, 2].map((n) => `- ${revisionDoc(n).replace(/\n/g, '\n  ')}`).join('\n')}\n`,
+    );
+
+  function configMap(stdout: string): { data: Record<string, string> } {
+    const docs = parseAllDocuments(stdout, { version: '1.1' });
+    expect(Array.isArray(docs) && docs.map((d) => d.errors)).toEqual([[]]);
+    return (docs as { toJS: () => unknown }[])[0]!.toJS() as { data: Record<string, string> };
+  }
+
+  it('renders the revision asked for, and says which at the top of valid YAML', async () => {
+    const result = await main([
+      'render',
+      '--template',
+      live(),
+      '--instance',
+      instance(),
+      '--revisions',
+      revisions(),
+      '--revision',
+      '1',
+    ]);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result.stdout.split('\n')[0]).toBe('# revision 1 of Template team-a/app (--revision)');
+    expect(configMap(result.stdout).data).toEqual({ port: '80', version: '1' });
+  });
+
+  it("honours the instance's pin, with or without the live Template", async () => {
+    for (const template of [['--template', live()], []]) {
+      const result = await main([
+        'render',
+        ...template,
+        '--instance',
+        instance(2),
+        '--revisions',
+        revisions(),
+      ]);
+      expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+      expect(result.stdout.split('\n')[0]).toBe(
+        '# revision 2 of Template team-a/app (pinned by spec.templateRef.revision)',
+      );
+      expect(configMap(result.stdout).data.version).toBe('2');
+    }
+    // --revision overrides the pin; the JSON report says which revision it rendered.
+    const json = await main([
+      'render',
+      '--instance',
+      instance(2),
+      '--revisions',
+      revisions(),
+      '--revision',
+      '1',
+      '-o',
+      'json',
+    ]);
+    const report = JSON.parse(json.stdout) as { revision: number; resources: { data: unknown }[] };
+    expect(report.revision).toBe(1);
+    expect(report.resources[0]!.data).toEqual({ port: '80', version: '1' });
+  });
+
+  it('names the missing revision and those the file holds', async () => {
+    const asked = await main([
+      'render',
+      '--template',
+      live(),
+      '--instance',
+      instance(),
+      '--revisions',
+      revisions(),
+      '--revision',
+      '7',
+    ]);
+    expect(asked).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: `stencil: --revision 7: no such revision; ${join(dir, 'revisions.yaml')} holds revisions 1, 2 of Template team-a/app\n`,
+    });
+    // A pin to a revision that is not there fails the instance, as RevisionNotFound does in the cluster.
+    const pinned = await main([
+      'render',
+      '--template',
+      live(),
+      '--instance',
+      instance(7),
+      '--revisions',
+      revisions(),
+    ]);
+    expect(pinned).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr: `TemplateResolved=False RevisionNotFound: spec.templateRef.revision: revision 7 of Template team-a/app is not in --revisions; ${join(dir, 'revisions.yaml')} holds revisions 1, 2 of Template team-a/app\n`,
+    });
+  });
+
+  it.each([
+    [
+      '--revision without --revisions',
+      ['--template', 'x', '--revision', '1'],
+      '--revision needs --revisions',
+    ],
+    [
+      'a --revision that is not a number',
+      ['--template', 'x', '--revision', 'two'],
+      '--revision must be a revision number',
+    ],
+  ])('exits 2 naming the flag for %s', async (_name, flags, why) => {
+    const result = await main(['render', '--instance', 'i.yaml', ...flags]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain(why);
+  });
+
+  it('says which Templates a --revisions file holds revisions of when it holds none of this one', async () => {
+    const other = write('other-revisions.yaml', revisionDoc(1).replace(/team-a/g, 'team-b'));
+    const result = await main(['render', '--instance', instance(), '--revisions', other]);
+    expect(result).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: `stencil: --revisions: ${other} holds no revision of Template team-a/app (only of team-b/app), and no --template was given to render\n`,
+    });
+  });
+
+  it('refuses a --revisions file holding another kind, naming the document', async () => {
+    const result = await main([
+      'render',
+      '--instance',
+      instance(),
+      '--revisions',
+      write('not-revisions.yaml', `${revisionDoc(1)}---\n${TEMPLATE}`),
+    ]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('document 2 is a Template, not a TemplateRevision');
+  });
+});
+
+describe('stencil diff', () => {
+  const SECRET = 'hunter2-secret';
+  /** Template `team-a/app`; `v2` changes a field, a label, a Secret-backed value, adds and prunes. */
+  function app(v2: boolean): string {
+    return write(
+      `app-${v2 ? 2 : 1}.yaml`,
+      `apiVersion: stencil.dev/v1alpha1
+kind: Template
+metadata: { name: app, namespace: team-a }
+spec:
+  parameters:
+    - { name: port, type: number, value: 80 }
+    - { name: password, type: string }
+  handlebars: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: {{instance.name}}
+      labels: { app.kubernetes.io/version: "${v2 ? 2 : 1}" }
+    data:
+      port: "${v2 ? '{{parameters.port}}0' : '{{parameters.port}}'}"
+      token: "${v2 ? '{{upper parameters.password}}' : '{{parameters.password}}'}"
+    ---
+    apiVersion: v1
+    kind: Secret
+    metadata:
+      name: {{instance.name}}-api
+    stringData:
+      apiKey: literal-key-${v2 ? 2 : 1}
+    ---
+    apiVersion: v1
+    kind: ${v2 ? 'ConfigMap' : 'Service'}
+    metadata:
+      name: {{instance.name}}-${v2 ? 'extra' : 'old'}
+    ${v2 ? 'data: { a: b }' : 'spec: { ports: [{ port: 80 }] }'}
+`,
+    );
+  }
+  const instance = (): string =>
+    write(
+      'diff-instance.yaml',
+      `apiVersion: stencil.dev/v1alpha1
+kind: TemplateInstance
+metadata: { name: shop, namespace: team-a }
+spec:
+  templateRef: { name: app }
+  parameters:
+    - name: password
+      valueFrom: { secretKeyRef: { name: creds, key: password } }
+`,
+    );
+  const objects = (): string =>
+    write(
+      'diff-objects.yaml',
+      `apiVersion: v1\nkind: Secret\nmetadata: { name: creds, namespace: team-a }\ndata: { password: ${Buffer.from(SECRET).toString('base64')} }\n`,
+    );
+  const diff = (
+    ...flags: string[]
+  ): Promise<{ exitCode: number; stdout: string; stderr: string }> =>
+    main(['diff', '--instance', instance(), '--objects', objects(), ...flags]);
+
+  it('lists objects added, changed with field paths, and pruned; exit 1', async () => {
+    const result = await diff('--from', app(false), '--to', app(true));
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(1);
+    const from = join(dir, 'app-1.yaml');
+    const to = join(dir, 'app-2.yaml');
+    expect(result.stdout).toBe(
+      [
+        `TemplateInstance team-a/shop: --from ${from} → --to ${to}`,
+        'added (1):',
+        '  + v1 ConfigMap team-a/shop-extra',
+        'changed (2):',
+        '  ~ v1 Secret team-a/shop-api',
+        '      stringData.apiKey: "[redacted: Secret data]" → "[redacted: Secret data]"',
+        '  ~ v1 ConfigMap team-a/shop',
+        '      metadata.labels["app.kubernetes.io/version"]: "1" → "2"',
+        '      data.port: "80" → "800"',
+        '      data.token: "[redacted: parameters.password]" → "[redacted: parameters.password]"',
+        'pruned (1):',
+        '  - v1 Service team-a/shop-old',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('never prints a Secret value, as text or JSON', async () => {
+    for (const output of ['text', 'json']) {
+      const result = await diff('--from', app(false), '--to', app(true), '-o', output);
+      expect(result.exitCode).toBe(1);
+      for (const secret of [SECRET, SECRET.toUpperCase(), 'literal-key'])
+        expect(result.stdout + result.stderr).not.toContain(secret);
+    }
+  });
+
+  it('reports the same as JSON', async () => {
+    const result = await diff('--from', app(false), '--to', app(true), '--output', 'json');
+    const report = JSON.parse(result.stdout) as {
+      instance: string;
+      added: string[];
+      changed: { resource: string; changes: { path: string; from?: unknown; to?: unknown }[] }[];
+      pruned: string[];
+    };
+    expect(report.instance).toBe('team-a/shop');
+    expect(report.added).toEqual(['v1 ConfigMap team-a/shop-extra']);
+    expect(report.pruned).toEqual(['v1 Service team-a/shop-old']);
+    expect(report.changed[1]).toEqual({
+      resource: 'v1 ConfigMap team-a/shop',
+      changes: [
+        { path: 'metadata.labels["app.kubernetes.io/version"]', from: '1', to: '2' },
+        { path: 'data.port', from: '80', to: '800' },
+        {
+          path: 'data.token',
+          from: '[redacted: parameters.password]',
+          to: '[redacted: parameters.password]',
+        },
+      ],
+    });
+  });
+
+  it('exits 0 when the change renders the same objects', async () => {
+    const result = await diff('--from', app(false), '--to', app(false));
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(
+      /^TemplateInstance team-a\/shop: no difference: .* render the same 3 resource\(s\)\n$/,
+    );
+  });
+
+  it('compares two stored revisions', async () => {
+    const revisions = write('diff-revisions.yaml', `${revisionDoc(1)}---\n${revisionDoc(2)}`);
+    const plain = write(
+      'plain-instance.yaml',
+      'apiVersion: stencil.dev/v1alpha1\nkind: TemplateInstance\nmetadata: { name: shop, namespace: team-a }\nspec: { templateRef: { name: app } }\n',
+    );
+    const result = await main([
+      'diff',
+      '--instance',
+      plain,
+      '--from-revision',
+      '1',
+      '--to-revision',
+      '2',
+      '--revisions',
+      revisions,
+    ]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toContain(
+      '  ~ v1 ConfigMap team-a/shop\n      data.version: "1" → "2"\n',
+    );
+    const missing = await main([
+      'diff',
+      '--instance',
+      plain,
+      '--from-revision',
+      '1',
+      '--to-revision',
+      '9',
+      '--revisions',
+      revisions,
+    ]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain(
+      `--to-revision 9: no such revision; ${revisions} holds revisions 1, 2`,
+    );
+  });
+
+  it('exits 2 naming the side whose Template does not render', async () => {
+    const broken = write(
+      'broken-app.yaml',
+      readFileSync(app(true), 'utf8').replace(
+        'name: {{instance.name}}-extra',
+        'name: {{required "extra needs a name" parameters.nope}}',
+      ),
+    );
+    const result = await diff('--from', app(false), '--to', broken);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^stencil: --to ${broken} does not render TemplateInstance team-a/shop: [^\\n]+\\n$`,
+      ),
+    );
+  });
+
+  it.each([
+    ['no --to', ['--from', 'a.yaml'], 'give one of --to T.yaml or --to-revision N'],
+    [
+      'both --from and --from-revision',
+      ['--from', 'a', '--from-revision', '1', '--to', 'b'],
+      'give one of --from T.yaml or --from-revision N',
+    ],
+    [
+      '--to-revision without --revisions',
+      ['--from', 'FROM', '--to-revision', '2'],
+      '--to-revision needs --revisions',
+    ],
+    [
+      'an unknown output',
+      ['--output', 'yaml', '--from', 'a', '--to', 'b'],
+      '--output must be text or json',
+    ],
+  ])('exits 2 naming the flag for %s', async (_name, flags, why) => {
+    const argv = flags.map((f) => (f === 'FROM' ? app(false) : f));
+    const result = await diff(...argv);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^stencil: [^\n]+\n$/);
+    expect(result.stderr).toContain(why);
+  });
+});
+
 describe('stencil validate', () => {
   it('reports a syntax error and an undeclared parameter with line and column, exit 1', () => {
     const syntax = write(
@@ -403,6 +795,7 @@ describe('stencil <command> --help', () => {
     ['run', RUN_COMMAND],
     ['render', RENDER_COMMAND],
     ['validate', VALIDATE_COMMAND],
+    ['diff', DIFF_COMMAND],
   ] as const;
 
   it.each(
