@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { JsonValue } from '../api/object-meta.ts';
 import type { ParameterDeclaration, TemplateSpec } from '../api/template.ts';
 import { aTemplate, CONFIG_MAP_BODY } from '../../test/support/builders.ts';
 import { evaluateTemplate } from './template-evaluation.ts';
@@ -83,7 +84,7 @@ describe('static validation of a Template (Valid condition)', () => {
           type: 'array',
           merge: 'union-by-key',
           mergeKey: 'name',
-          value: [{ name: 'http' }, { port: 80 }],
+          value: [{ name: 'http' }, { port: 80 }] as JsonValue,
         },
       ],
       /spec\.parameters\[0\]\.value: parameter "ports": cannot merge \(union-by-key\): the default item 1 has no scalar "name"/,

@@ -98,7 +98,7 @@ describe('deep (Helm map merge)', () => {
 });
 
 describe('union-by-key', () => {
-  const base = [
+  const base: JsonValue = [
     { name: 'http', port: 80, protocol: 'TCP' },
     { name: 'metrics', port: 9090 },
   ];
