@@ -311,6 +311,16 @@ export const CRD_SCHEMAS = {
                   rule: '!(has(self.required) && self.required && has(self.disableOverride) && self.disableOverride)',
                   message: 'a parameter cannot be both required and disableOverride',
                 },
+                {
+                  rule: '!has(self.merge) || (has(self.type) && (self.merge == "deep" ? self.type == "object" : self.merge == "union-by-key" ? self.type == "array" : self.type in ["object", "array"]))',
+                  messageExpression:
+                    '"parameter " + self.name + ": merge " + self.merge + " needs type " + (self.merge == "deep" ? "object" : self.merge == "union-by-key" ? "array" : "object or array")',
+                },
+                {
+                  rule: 'has(self.mergeKey) == (has(self.merge) && self.merge == "union-by-key")',
+                  messageExpression:
+                    '"parameter " + self.name + ": mergeKey is required with merge union-by-key and allowed only with it"',
+                },
               ],
               properties: {
                 name: {
@@ -328,6 +338,18 @@ export const CRD_SCHEMAS = {
                 disableOverride: { type: 'boolean' },
                 exposeInStatus: { type: 'boolean' },
                 description: { type: 'string', maxLength: 4096 },
+                merge: {
+                  description:
+                    "How the instance's value combines with the default (absent = replace).",
+                  type: 'string',
+                  enum: ['replace', 'deep', 'union-by-key'],
+                },
+                mergeKey: {
+                  description: 'With union-by-key, the field naming each list item.',
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 253,
+                },
               },
             },
           },

@@ -4,6 +4,8 @@ import type { JsonValue, LabelSelector, ObjectMeta } from './object-meta.ts';
 
 export type ParameterType = 'string' | 'number' | 'bool' | 'array' | 'object';
 export type SyncMode = 'off' | 'revert' | 'strict';
+/** How an instance's value combines with the Template default (ADR 0013). */
+export type MergeStrategy = 'replace' | 'deep' | 'union-by-key';
 
 export interface ParameterDeclaration {
   name: string;
@@ -14,6 +16,10 @@ export interface ParameterDeclaration {
   disableOverride?: boolean;
   exposeInStatus?: boolean;
   description?: string;
+  /** Absent = `replace`. `deep` needs type object, `union-by-key` type array and `mergeKey`. */
+  merge?: MergeStrategy;
+  /** The field that identifies an item of a `union-by-key` list. */
+  mergeKey?: string;
 }
 
 export interface TargetNamespaces {

@@ -491,3 +491,126 @@ describe('Secret values stay secret', () => {
     expect(JSON.stringify(resolved.status)).not.toContain('hunter2');
   });
 });
+
+describe('merge with the Template default (ADR 0013)', () => {
+  const limits = { cpu: '1', memory: '1Gi' };
+
+  it('merges an instance value deep with the default and shows the result in status', async () => {
+    const resolved = await values({
+      declarations: [
+        {
+          name: 'resources',
+          type: 'object',
+          merge: 'deep',
+          exposeInStatus: true,
+          value: { limits, requests: { cpu: '100m' } },
+        },
+      ],
+      overrides: [{ name: 'resources', value: { limits: { memory: '2Gi' } } }],
+    });
+    const expected = { limits: { cpu: '1', memory: '2Gi' }, requests: { cpu: '100m' } };
+    expect(resolved.values.resources).toEqual(expected);
+    expect(resolved.status).toEqual([{ name: 'resources', value: expected }]);
+  });
+
+  it('merges a JSON string from a ConfigMap once it is typed, and the defaultValue alike', async () => {
+    const declarations: ParameterDeclaration[] = [
+      {
+        name: 'ports',
+        type: 'array',
+        merge: 'union-by-key',
+        mergeKey: 'name',
+        value: [{ name: 'http', port: 80 }],
+      },
+    ];
+    const fromMap = await values({
+      declarations,
+      overrides: [{ name: 'ports', valueFrom: { configMapKeyRef: { name: 'net', key: 'ports' } } }],
+      objects: [
+        aConfigMap('net', 'team-a', {
+          ports: '[{"name":"http","port":8080},{"name":"grpc","port":9000}]',
+        }),
+      ],
+    });
+    expect(fromMap.values.ports).toEqual([
+      { name: 'http', port: 8080 },
+      { name: 'grpc', port: 9000 },
+    ]);
+    const fallback = await values({
+      declarations,
+      overrides: [
+        {
+          name: 'ports',
+          valueFrom: { configMapKeyRef: { name: 'missing', key: 'ports' } },
+          defaultValue: '[{"name":"admin","port":9001}]',
+        },
+      ],
+    });
+    expect(fallback.values.ports).toEqual([
+      { name: 'http', port: 80 },
+      { name: 'admin', port: 9001 },
+    ]);
+  });
+
+  it('uses the default unchanged without an override, and the override alone for replace', async () => {
+    const resolved = await values({
+      declarations: [
+        { name: 'a', type: 'object', merge: 'deep', value: { x: 1 } },
+        { name: 'b', type: 'object', merge: 'replace', value: { x: 1 } },
+        { name: 'c', type: 'object', value: { x: 1 } },
+      ],
+      overrides: [
+        { name: 'b', value: { y: 2 } },
+        { name: 'c', value: { y: 2 } },
+      ],
+    });
+    expect(resolved.values).toEqual({ a: { x: 1 }, b: { y: 2 }, c: { y: 2 } });
+  });
+
+  it('still refuses any override of a disableOverride parameter, even a merging one', async () => {
+    const problem = await problemOf({
+      declarations: [
+        { name: 'o', type: 'object', merge: 'deep', disableOverride: true, value: { x: 1 } },
+      ],
+      overrides: [{ name: 'o', value: { y: 2 } }],
+    });
+    expect(problem.reason).toBe('OverrideNotAllowed');
+  });
+
+  it('treats a merged value with Secret-derived parts as Secret-backed', async () => {
+    const resolved = await values({
+      declarations: [
+        {
+          name: 'db',
+          type: 'object',
+          merge: 'deep',
+          exposeInStatus: true,
+          value: { host: 'db.local' },
+        },
+      ],
+      overrides: [{ name: 'db', valueFrom: secretRef('db', 'json') }],
+      objects: [aSecret('db', 'team-a', { json: '{"password":"hunter2-merged"}' })],
+    });
+    expect(resolved.values.db).toEqual({ host: 'db.local', password: 'hunter2-merged' });
+    expect(resolved.status).toEqual([
+      { name: 'db', valueFrom: { secretKeyRef: { name: 'db', key: 'json' } } },
+    ]);
+    expect(resolved.redactor.redact('pw=hunter2-merged host=db.local')).toBe(
+      'pw=[redacted: parameters.db] host=db.local',
+    );
+  });
+
+  it('refuses an instance list item without the merge key, naming the parameter', async () => {
+    const problem = await problemOf({
+      declarations: [
+        { name: 'ports', type: 'array', merge: 'union-by-key', mergeKey: 'name', value: [] },
+      ],
+      overrides: [{ name: 'ports', value: [{ port: 1 }] }],
+    });
+    expect(problem).toMatchObject({
+      path: 'parameters.ports',
+      reason: 'InvalidParameter',
+      message: expect.stringContaining('parameter "ports": cannot merge (union-by-key)'),
+    });
+  });
+});

@@ -15,6 +15,7 @@ import { evaluateJsonPath } from './jsonpath.ts';
 import { coerceParameter, emptyValue } from './parameter-types.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { Redactor, type SecretValue } from './redaction.ts';
+import { mergeParameterValue } from './value-merge.ts';
 import { describeRef, type ReadFailure, type SourcePort, type SourceRead } from './source-port.ts';
 
 /** A source read during resolution, for the watch registry and for messages. */
@@ -308,6 +309,36 @@ async function resolveOne(
   });
 }
 
+/**
+ * The instance's typed value combined with the Template default as `merge` says (ADR 0013). No
+ * merge for `replace`, without a default, or for a `required` parameter, whose default never
+ * applies (SPEC §3 step 2).
+ */
+function mergeWithDefault(
+  declaration: ParameterDeclaration,
+  value: JsonValue,
+  secret: boolean,
+): Outcome<JsonValue> {
+  const strategy = declaration.merge ?? 'replace';
+  if (strategy === 'replace' || declaration.value === undefined || declaration.required)
+    return success(value);
+  const base = coerceParameter({
+    name: declaration.name,
+    type: declaration.type,
+    value: declaration.value,
+    secret: false,
+  });
+  if (!base.ok) return base;
+  return mergeParameterValue({
+    name: declaration.name,
+    strategy,
+    mergeKey: declaration.mergeKey,
+    base: base.value,
+    override: value,
+    secret,
+  });
+}
+
 function rejectUnknown(template: Template, instance: TemplateInstance): Problem | undefined {
   const declared = new Set((template.spec.parameters ?? []).map((p) => p.name));
   const unknown = (instance.spec.parameters ?? []).find((p) => !declared.has(p.name));
@@ -361,18 +392,22 @@ export async function resolveParameters(
           secret: resolution.secret,
         });
     if (!typed.ok) return typed;
+    const merged = override ? mergeWithDefault(declaration, typed.value, resolution.secret) : typed;
+    if (!merged.ok) return merged;
     if (resolution.secret) {
       // Both forms: a message may quote the text as read ("TRUE") or as typed (true).
       secrets.push({ name: declaration.name, value: resolution.value });
       secrets.push({ name: declaration.name, value: typed.value });
     }
     Object.defineProperty(result.values, declaration.name, {
-      value: typed.value,
+      value: merged.value,
       enumerable: true,
       writable: true,
       configurable: true,
     });
-    result.status.push(statusEntry(declaration, override, { ...resolution, value: typed.value }));
+    // A merged value with Secret-derived parts stays Secret-backed as a whole: never exposed,
+    // and its Secret leaves (pushed above) redacted wherever they appear.
+    result.status.push(statusEntry(declaration, override, { ...resolution, value: merged.value }));
     if (defaultUsed) {
       result.defaultsUsed.push(defaultUsed);
       if (defaultUsed.failure === 'Transient') result.transientFallback = true;

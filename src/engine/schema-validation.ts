@@ -17,6 +17,8 @@ export const SCHEMA_REASON = 'SpecInvalid';
 interface CelRule {
   rule: string;
   message?: string;
+  /** Evaluated like the API server does: its string result is the message, else `message`. */
+  messageExpression?: string;
 }
 
 function createAjv(): Ajv {
@@ -40,8 +42,9 @@ function createAjv(): Ajv {
       // Objects are checked as created: transition rules (oldSelf) apply to updates only.
       const programs = rules
         .filter(({ rule }) => !isTransitionRule(rule))
-        .map(({ rule, message }) => ({
+        .map(({ rule, message, messageExpression }) => ({
           program: compileCel(rule),
+          messageProgram: messageExpression ? compileCel(messageExpression) : undefined,
           message: message ?? `failed rule: ${rule}`,
         }));
       const validate = (data: unknown): boolean => {
@@ -50,11 +53,14 @@ function createAjv(): Ajv {
           const result = program(data);
           return !result.ok || result.value !== true;
         });
-        validate.errors = failed.map(({ message }) => ({
-          keyword: 'x-kubernetes-validations',
-          message,
-          params: {},
-        }));
+        validate.errors = failed.map(({ message, messageProgram }) => {
+          const computed = messageProgram?.(data);
+          return {
+            keyword: 'x-kubernetes-validations',
+            message: computed?.ok && typeof computed.value === 'string' ? computed.value : message,
+            params: {},
+          };
+        });
         return failed.length === 0;
       };
       validate.errors = [] as Partial<ErrorObject>[];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { JsonValue } from '../api/object-meta.ts';
 import type { ParameterDeclaration, TemplateSpec } from '../api/template.ts';
 import { aTemplate, CONFIG_MAP_BODY } from '../../test/support/builders.ts';
 import { evaluateTemplate } from './template-evaluation.ts';
@@ -75,6 +76,20 @@ describe('static validation of a Template (Valid condition)', () => {
     ['an unknown instance field', 'a: {{instance.nam}}', [], /unknown field "instance.nam"/],
     ['an unknown root reference', 'a: {{values.x}}', [], /unknown reference "values.x"/],
     [
+      'a union-by-key default whose items lack the merge key',
+      CONFIG_MAP_BODY,
+      [
+        {
+          name: 'ports',
+          type: 'array',
+          merge: 'union-by-key',
+          mergeKey: 'name',
+          value: [{ name: 'http' }, { port: 80 }] as JsonValue,
+        },
+      ],
+      /spec\.parameters\[0\]\.value: parameter "ports": cannot merge \(union-by-key\): the default item 1 has no scalar "name"/,
+    ],
+    [
       'a literal default that fails its type',
       CONFIG_MAP_BODY,
       [{ name: 'n', type: 'number', value: 'three' }],
@@ -89,6 +104,18 @@ describe('static validation of a Template (Valid condition)', () => {
         status: 'False',
         reason: 'ValidationFailed',
         message: expect.stringMatching(message),
+      }),
+    ]);
+  });
+
+  it('refuses merge on a parameter of the wrong type as the CRD rule does, naming the parameter', () => {
+    const result = evaluate(CONFIG_MAP_BODY, [{ name: 'tags', type: 'array', merge: 'deep' }]);
+    expect(result.phase).toBe('Invalid');
+    expect(result.conditions).toEqual([
+      expect.objectContaining({
+        reason: 'SpecInvalid',
+        message:
+          'spec.parameters[0]: Invalid value: "object": parameter tags: merge deep needs type object',
       }),
     ]);
   });

@@ -4,7 +4,8 @@
 import { TemplateConditionType as T, TemplateReason as R } from '../api/condition.ts';
 import type { Template, TemplatePhase } from '../api/template.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
-import { coerceParameter } from './parameter-types.ts';
+import { coerceParameter, emptyValue } from './parameter-types.ts';
+import { mergeParameterValue } from './value-merge.ts';
 import { observedPlacementProblems } from './observed.ts';
 import { observedProblems } from './observed-check.ts';
 import { formatProblem, type Problem } from './problem.ts';
@@ -41,6 +42,32 @@ function defaultProblems(template: Template): Problem[] {
     return typed.ok
       ? []
       : typed.problems.map((problem) => ({
+          ...problem,
+          path: `spec.parameters[${i}].value`,
+          reason: R.ValidationFailed,
+        }));
+  });
+}
+
+/**
+ * A default that no instance value could merge with (a union-by-key item without its key, two
+ * items sharing one, too deep) is the provider's mistake: report it now, not on every instance.
+ */
+function mergeDefaultProblems(template: Template): Problem[] {
+  return (template.spec.parameters ?? []).flatMap((p, i) => {
+    if (p.value === undefined || p.merge === undefined || p.merge === 'replace') return [];
+    const base = coerceParameter({ name: p.name, type: p.type, value: p.value, secret: false });
+    if (!base.ok) return []; // reported by defaultProblems
+    const merged = mergeParameterValue({
+      name: p.name,
+      strategy: p.merge,
+      mergeKey: p.mergeKey,
+      base: base.value,
+      override: emptyValue(p.type),
+    });
+    return merged.ok
+      ? []
+      : merged.problems.map((problem) => ({
           ...problem,
           path: `spec.parameters[${i}].value`,
           reason: R.ValidationFailed,
@@ -131,6 +158,7 @@ export function evaluateTemplate(object: unknown): TemplateEvaluation {
       : compiled.problems),
     ...readyWhenProblems(template.spec.handlebars),
     ...defaultProblems(template),
+    ...mergeDefaultProblems(template),
   ];
   if (problems.length > 0) {
     return {

@@ -209,7 +209,7 @@ describe('the operator under exactly the chart RBAC', () => {
   let instances: KubeObject[];
   const rbacObjects: KubeObject[] = [];
 
-  // What the seven samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
+  // What the eight samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
   // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
   // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
   const writeVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
@@ -264,7 +264,7 @@ describe('the operator under exactly the chart RBAC', () => {
       kubeconfigPath,
     ));
 
-    // The seven samples, with their namespaces renamed (platform, team-a, team-b, team-c).
+    // The eight samples, with their namespaces renamed (platform, team-a, team-b, team-c).
     const samples = join(scratch, 'samples');
     const files: string[] = [];
     for (const sample of readdirSync(join(root, 'samples'))) {
@@ -280,7 +280,7 @@ describe('the operator under exactly the chart RBAC', () => {
     }
     const manifests = readManifests(files);
     instances = manifests.filter((o) => o.kind === 'TemplateInstance');
-    expect(instances).toHaveLength(7);
+    expect(instances).toHaveLength(8);
     expect(new Set(instances.map((i) => i.metadata.namespace))).toEqual(new Set([platform, teamA]));
 
     running = await startOperator([platform, teamA], kubeconfigPath, {
@@ -376,6 +376,15 @@ describe('the operator under exactly the chart RBAC', () => {
       INVENTORY_HOST: inventory.spec.clusterIP,
       INVENTORY_URL: `http://${inventory.spec.clusterIP}:8080`,
     });
+    // samples/merged-defaults: the ports merged by name with the Template's reached the server.
+    const payments = (await get('v1', 'Service', 'payments', teamA)) as unknown as {
+      spec: { ports: { name: string; port: number; targetPort: number }[] };
+    };
+    expect(payments.spec.ports.map((p) => [p.name, p.port, p.targetPort])).toEqual([
+      ['http', 80, 8081],
+      ['metrics', 9090, 9090],
+      ['grpc', 9000, 9000],
+    ]);
     expect(await get('v1', 'Namespace', renamed('team-c'))).toBeDefined();
     expect(
       await get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'tenant-admins', renamed('team-c')),
