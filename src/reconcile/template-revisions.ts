@@ -146,7 +146,7 @@ async function prune(
 /**
  * Each kept revision, newest first, with the pins that hold it. (Not the instances on each: that
  * count follows every reconcile of every instance, and would rewrite the Template's status each
- * time; `kubectl get ti -A` shows each instance's revision.)
+ * time; `kubectl get tpli -A` shows each instance's revision.)
  */
 function summaries(
   known: Map<number, TemplateRevision>,
