@@ -58,6 +58,10 @@ export const InstanceReason = {
   TemplateNotFound: 'TemplateNotFound',
   /** The pinned TemplateRevision does not exist. */
   RevisionNotFound: 'RevisionNotFound',
+  /** spec.ttl or stencil.dev/expires-at cannot be read. */
+  InvalidTTL: 'InvalidTTL',
+  /** The Template's maxTTL / requireTTL refuse the lifetime asked for. */
+  TTLNotAllowed: 'TTLNotAllowed',
   NamespaceNotPermitted: 'NamespaceNotPermitted',
   AllParametersResolved: 'AllParametersResolved',
   InvalidParameter: 'InvalidParameter',

@@ -13,6 +13,13 @@ export const CRD_SCHEMAS = {
         type: 'object',
         required: ['templateRef'],
         properties: {
+          ttl: {
+            description:
+              'Lifetime counted from creation (90s, 30m, 1h30m, 7d; at most 366d): then the instance is deleted with everything it owns.',
+            type: 'string',
+            pattern: '^([0-9]+[smhd])+$',
+            maxLength: 32,
+          },
           templateRef: {
             type: 'object',
             required: ['name'],
@@ -135,6 +142,12 @@ export const CRD_SCHEMAS = {
           readyResources: {
             description: '"<current>/<rendered>": how many rendered resources are Current.',
             type: 'string',
+          },
+          expiresAt: {
+            description:
+              'When the instance is deleted (spec.ttl or the stencil.dev/expires-at annotation).',
+            type: 'string',
+            format: 'date-time',
           },
           revision: {
             description:
@@ -492,6 +505,17 @@ export const CRD_SCHEMAS = {
                 },
               },
             },
+          },
+          maxTTL: {
+            description:
+              'Longest lifetime an instance may ask for (spec.ttl or stencil.dev/expires-at).',
+            type: 'string',
+            pattern: '^([0-9]+[smhd])+$',
+            maxLength: 32,
+          },
+          requireTTL: {
+            description: 'Instances must ask for a lifetime (spec.ttl or stencil.dev/expires-at).',
+            type: 'boolean',
           },
           revisionHistoryLimit: {
             description:

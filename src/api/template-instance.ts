@@ -42,6 +42,8 @@ export interface TemplateRef {
 
 export interface TemplateInstanceSpec {
   templateRef: TemplateRef;
+  /** Lifetime from creation, e.g. `2h` or `7d`: then the instance is deleted with what it owns. */
+  ttl?: string;
   parameters?: ParameterValue[];
 }
 
@@ -77,6 +79,8 @@ export interface TemplateInstanceStatus {
   phase?: InstancePhase;
   /** `<current>/<rendered>`, for the Resources printer column. */
   readyResources?: string;
+  /** When the instance is deleted (spec.ttl or stencil.dev/expires-at), RFC 3339. */
+  expiresAt?: string;
   /** The TemplateRevision the last render used (ADR 0012). */
   revision?: number;
   /** The Template's newest revision at that time: newer than `revision` = an update exists. */

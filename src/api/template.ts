@@ -70,6 +70,10 @@ export interface TemplateSpec {
   /** Release settings (ADR 0012): not part of a revision's content. */
   revisionHistoryLimit?: number;
   rollout?: RolloutSpec;
+  /** Longest lifetime an instance may ask for (spec.ttl / stencil.dev/expires-at), e.g. `7d`. */
+  maxTTL?: string;
+  /** Instances must ask for a lifetime. */
+  requireTTL?: boolean;
   /** Part of the revision made from this spec. */
   migrations?: Migration[];
   parameters?: ParameterDeclaration[];

@@ -34,6 +34,8 @@ export const ANNOTATION_READY_WHEN = `${GROUP}/ready-when`;
 /** On a rendered object: its wave (a whole number, default 0); wave n+1 waits for n to be healthy. */
 export const ANNOTATION_WAVE = `${GROUP}/wave`;
 
+/** On a TemplateInstance: RFC 3339 time at which it is deleted with what it owns. */
+export const ANNOTATION_EXPIRES_AT = `${GROUP}/expires-at`;
 /** On a Template: `resume` resumes a halted rollout (removed once acted on). */
 export const ANNOTATION_ROLLOUT = `${GROUP}/rollout`;
 

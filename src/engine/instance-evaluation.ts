@@ -15,6 +15,7 @@ import {
   type ObservedInput,
   type ObservedLookup,
 } from './observed.ts';
+import { expiryOf, ttlRefusal } from './expiry.ts';
 import { migrateObjectNames, migrateParameters } from './migrations.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, type Problem } from './problem.ts';
@@ -149,30 +150,9 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const conditions: ConditionDraft[] = [];
   const ref = templateRefOf(instance);
   const syncMode: SyncMode = template?.spec.sync?.mode ?? 'off';
-  if (inputs.missingRevision !== undefined) {
-    return failed(
-      conditions,
-      T.TemplateResolved,
-      {
-        path: 'spec.templateRef.revision',
-        reason: R.RevisionNotFound,
-        message: `revision ${inputs.missingRevision} of Template ${ref.namespace}/${ref.name} does not exist (see the Template's status.revisions for those kept)`,
-      },
-      syncMode,
-    );
-  }
-  if (!template) {
-    return failed(
-      conditions,
-      T.TemplateResolved,
-      {
-        path: 'spec.templateRef',
-        reason: R.TemplateNotFound,
-        message: `Template ${ref.namespace}/${ref.name} not found`,
-      },
-      syncMode,
-    );
-  }
+  const unresolved = unresolvedTemplate(inputs, ref);
+  if (unresolved || !template)
+    return failed(conditions, T.TemplateResolved, unresolved ?? templateNotFound(ref), syncMode);
   conditions.push(
     draft(
       T.TemplateResolved,
@@ -200,6 +180,9 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
     ),
   );
 
+  const lifetime = lifetimeProblem(template, instance);
+  if (lifetime) return failed(conditions, T.ParametersValid, lifetime, syncMode);
+
   // A revision's migrations: old parameter names still supply values (ADR 0012).
   const migrated = migrateParameters(instance, template);
   const resolved = await resolveParameters(template, migrated, port);
@@ -212,12 +195,7 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const rendered = await render(template, instance, resolved.value, inputs);
   if (!rendered.ok)
     return failed(conditions, T.Rendered, rendered.problem, syncMode, resolved.value);
-  const owner = { name: instance.metadata.name ?? '', namespace, uid: instance.metadata.uid ?? '' };
-  const kept = migrateObjectNames(rendered.objects, template, instance);
-  const stamped = kept.map((o) => stampOwnership(o, owner, syncMode));
-  const position = new Map(stamped.map((o, i) => [o, i]));
-  const resources = sortForInstall(stamped);
-  const observed = resources.map((o) => rendered.observed[position.get(o)!] ?? []);
+  const { resources, observed } = placeRendered(rendered, template, instance, syncMode);
   conditions.push(draft(T.Rendered, true, R.Success, `rendered ${resources.length} resource(s)`));
   return {
     conditions: redacted(conditions, resolved.value.redactor),
@@ -228,6 +206,27 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
     waits: resources.map((o, i) => observedWait(o, observed[i]!, resources, namespace)),
     syncMode,
     redactor: resolved.value.redactor,
+  };
+}
+
+/**
+ * The rendered objects as they are applied: migrated names, ownership stamped, in install order,
+ * each with the `observed` reads it made.
+ */
+function placeRendered(
+  rendered: { objects: KubeObject[]; observed: ObservedInput[][] },
+  template: Template,
+  instance: TemplateInstance,
+  syncMode: SyncMode,
+): { resources: KubeObject[]; observed: ObservedInput[][] } {
+  const { name = '', namespace = '', uid = '' } = instance.metadata;
+  const kept = migrateObjectNames(rendered.objects, template, instance);
+  const stamped = kept.map((o) => stampOwnership(o, { name, namespace, uid }, syncMode));
+  const position = new Map(stamped.map((o, i) => [o, i]));
+  const resources = sortForInstall(stamped);
+  return {
+    resources,
+    observed: resources.map((o) => rendered.observed[position.get(o)!] ?? []),
   };
 }
 
@@ -303,4 +302,34 @@ async function render(
   const misplaced = observedPlacementProblems(placed.value, observed, namespace);
   if (misplaced.length > 0) return { ok: false, problem: misplaced[0]! };
   return { ok: true, objects: placed.value, observed };
+}
+
+/** An unreadable lifetime, or one the Template refuses (maxTTL, requireTTL). */
+function lifetimeProblem(template: Template, instance: TemplateInstance): Problem | undefined {
+  const expiry = expiryOf(instance);
+  if (!expiry.ok) return expiry.problems[0];
+  const refusal = ttlRefusal(template, instance, expiry.value);
+  return refusal.ok ? undefined : refusal.problems[0];
+}
+
+/** A pinned revision that does not exist, or a Template that does not. */
+function unresolvedTemplate(
+  inputs: InstanceInputs,
+  ref: { name: string; namespace: string },
+): Problem | undefined {
+  if (inputs.missingRevision !== undefined)
+    return {
+      path: 'spec.templateRef.revision',
+      reason: R.RevisionNotFound,
+      message: `revision ${inputs.missingRevision} of Template ${ref.namespace}/${ref.name} does not exist (see the Template's status.revisions for those kept)`,
+    };
+  return inputs.template ? undefined : templateNotFound(ref);
+}
+
+function templateNotFound(ref: { name: string; namespace: string }): Problem {
+  return {
+    path: 'spec.templateRef',
+    reason: R.TemplateNotFound,
+    message: `Template ${ref.namespace}/${ref.name} not found`,
+  };
 }

@@ -8,7 +8,14 @@ import type {
   TemplateInstanceStatus,
 } from '../api/template-instance.ts';
 import type { SyncMode, Template } from '../api/template.ts';
-import { draft, mergeConditions, readyCondition, type ConditionDraft } from './conditions.ts';
+import {
+  draft,
+  mergeConditions,
+  readyCondition,
+  rfc3339,
+  type ConditionDraft,
+} from './conditions.ts';
+import { expiryOf } from './expiry.ts';
 import type { InstanceEvaluation } from './instance-evaluation.ts';
 import { instanceHealth } from './instance-health.ts';
 import { templateRefOf } from './instance-evaluation.ts';
@@ -89,6 +96,12 @@ function phaseOf(ready: ConditionDraft): TemplateInstanceStatus['phase'] {
   return waiting.includes(ready.reason) ? 'Progressing' : 'Failed';
 }
 
+/** When the instance expires (spec.ttl, stencil.dev/expires-at), when it does. */
+function lifetimeFields(instance: TemplateInstance): TemplateInstanceStatus {
+  const expiry = expiryOf(instance);
+  return expiry.ok && expiry.value ? { expiresAt: rfc3339(expiry.value) } : {};
+}
+
 /** The revision this pass rendered (or failed to render): the one a rollout judges it on. */
 function revisionFields(
   previous: TemplateInstanceStatus,
@@ -114,7 +127,10 @@ function carriedOver({
   revisions,
 }: StatusInput): TemplateInstanceStatus {
   const previous = instance.status ?? {};
-  const carried: TemplateInstanceStatus = revisionFields(previous, template, revisions);
+  const carried: TemplateInstanceStatus = {
+    ...revisionFields(previous, template, revisions),
+    ...lifetimeFields(instance),
+  };
   const resolvedTemplateRef = template
     ? { ...templateRefOf(instance), generation: template.metadata.generation ?? 0 }
     : previous.resolvedTemplateRef;

@@ -41,6 +41,8 @@ export function templateAtRevision(live: Template, revision: TemplateRevision): 
       allowClusterScopedResources: live.spec.allowClusterScopedResources,
       rollout: live.spec.rollout,
       revisionHistoryLimit: live.spec.revisionHistoryLimit,
+      maxTTL: live.spec.maxTTL,
+      requireTTL: live.spec.requireTTL,
     },
   };
 }

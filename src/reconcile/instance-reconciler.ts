@@ -27,6 +27,7 @@ import {
 } from '../engine/instance-status.ts';
 import { rfc3339 } from '../engine/conditions.ts';
 import { gvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
+import { expiryOf } from '../engine/expiry.ts';
 import { healthOf } from '../engine/health.ts';
 import { Redactor } from '../engine/redaction.ts';
 import {
@@ -122,6 +123,21 @@ export class InstanceReconciler implements Reconciler {
     const instance = await this.load(cluster, key, request);
     if (!instance) return {};
     if (instance.metadata.deletionTimestamp) return this.finalize(cluster, instance);
+    const expiry = expiryOf(instance);
+    const expiresAt = expiry.ok ? expiry.value : undefined;
+    const now = this.deps.now().getTime();
+    if (expiresAt && expiresAt.getTime() <= now) return this.expire(cluster, instance, expiresAt);
+    const result = await this.renderAndApply(cluster, key, instance, trigger);
+    return untilExpiry(result, expiresAt, now);
+  }
+
+  /** One pass over a live instance: choose its content, evaluate, apply and prune, report. */
+  private async renderAndApply(
+    cluster: ClusterPort,
+    key: string,
+    instance: TemplateInstance,
+    trigger: Trigger | undefined,
+  ): Promise<Result> {
     const choice = await templateFor(cluster, instance, this.deps.cache);
     const { template } = choice;
     const mode: SyncMode = template?.spec.sync?.mode ?? 'off';
@@ -143,6 +159,31 @@ export class InstanceReconciler implements Reconciler {
       // API errors quote names and paths, which a Secret-backed value may have produced.
       throw evaluation.redactor.redactError(error);
     }
+  }
+
+  /**
+   * Its time is up (spec.ttl, stencil.dev/expires-at): deleting the instance starts the normal
+   * deletion path, whose finalizer removes what it owns.
+   */
+  private async expire(
+    cluster: ClusterPort,
+    instance: TemplateInstance,
+    expiresAt: Date,
+  ): Promise<Result> {
+    const { namespace, name = '' } = instance.metadata;
+    await cluster.delete({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_INSTANCE_KIND,
+      namespace,
+      name,
+    });
+    this.recordEvent(cluster, Redactor.none, {
+      regarding: instance,
+      type: 'Normal',
+      reason: 'Expired',
+      message: `expired at ${rfc3339(expiresAt)}; deleting it and what it owns`,
+    });
+    return {};
   }
 
   /** The instance, with our finalizer (added now if missing); undefined when it is gone. */
@@ -531,6 +572,19 @@ export class InstanceReconciler implements Reconciler {
   private now(): string {
     return rfc3339(this.deps.now());
   }
+}
+
+/**
+ * Longest wait for an expiry in one timer: the resync re-enqueues long before, and Node timers
+ * overflow past 24.8 days.
+ */
+const MAX_EXPIRY_WAIT_MS = 12 * 3_600_000;
+
+/** A pass's result, coming back by the instance's expiry at the latest. */
+function untilExpiry(result: Result, expiresAt: Date | undefined, now: number): Result {
+  if (!expiresAt) return result;
+  const wait = Math.min(MAX_EXPIRY_WAIT_MS, Math.max(0, expiresAt.getTime() - now));
+  return { ...result, requeueAfter: Math.min(result.requeueAfter ?? Infinity, wait) };
 }
 
 /**

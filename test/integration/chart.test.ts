@@ -209,7 +209,7 @@ describe('the operator under exactly the chart RBAC', () => {
   let instances: KubeObject[];
   const rbacObjects: KubeObject[] = [];
 
-  // What the eight samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
+  // What the nine samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
   // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
   // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
   const writeVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
@@ -264,7 +264,7 @@ describe('the operator under exactly the chart RBAC', () => {
       kubeconfigPath,
     ));
 
-    // The eight samples, with their namespaces renamed (platform, team-a, team-b, team-c).
+    // The nine samples, with their namespaces renamed (platform, team-a, team-b, team-c).
     const samples = join(scratch, 'samples');
     const files: string[] = [];
     for (const sample of readdirSync(join(root, 'samples'))) {
@@ -280,7 +280,7 @@ describe('the operator under exactly the chart RBAC', () => {
     }
     const manifests = readManifests(files);
     instances = manifests.filter((o) => o.kind === 'TemplateInstance');
-    expect(instances).toHaveLength(8);
+    expect(instances).toHaveLength(9);
     expect(new Set(instances.map((i) => i.metadata.namespace))).toEqual(new Set([platform, teamA]));
 
     running = await startOperator([platform, teamA], kubeconfigPath, {
