@@ -34,6 +34,14 @@ export const ANNOTATION_READY_WHEN = `${GROUP}/ready-when`;
 /** On a rendered object: its wave (a whole number, default 0); wave n+1 waits for n to be healthy. */
 export const ANNOTATION_WAVE = `${GROUP}/wave`;
 
+/**
+ * On a rendered Deployment/StatefulSet/DaemonSet: `true` (every valueFrom parameter) or a list of
+ * parameter names whose change rolls its pods; the second names rendered ConfigMaps/Secrets too.
+ */
+export const ANNOTATION_RESTART_ON_CHANGE = `${GROUP}/restart-on-change`;
+export const ANNOTATION_RESTART_ON_CHANGE_OBJECTS = `${GROUP}/restart-on-change-objects`;
+/** Stamped on the pod template: keyed hash of what restart-on-change names. */
+export const ANNOTATION_SOURCES_HASH = `${GROUP}/sources-hash`;
 /** On a TemplateInstance: RFC 3339 time at which it is deleted with what it owns. */
 export const ANNOTATION_EXPIRES_AT = `${GROUP}/expires-at`;
 /** On a Template: `resume` resumes a halted rollout (removed once acted on). */

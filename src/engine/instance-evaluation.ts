@@ -17,8 +17,9 @@ import {
 } from './observed.ts';
 import { expiryOf, ttlRefusal } from './expiry.ts';
 import { migrateObjectNames, migrateParameters } from './migrations.ts';
+import { stampSourcesHash } from './restart-on-change.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
-import { formatProblem, type Problem } from './problem.ts';
+import { formatProblem, success, type Outcome, type Problem } from './problem.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
 import { Redactor } from './redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from './resource-scope.ts';
@@ -187,15 +188,15 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const migrated = migrateParameters(instance, template);
   const resolved = await resolveParameters(template, migrated, port);
   if (!resolved.ok) return failed(conditions, T.ParametersValid, resolved.problems[0]!, syncMode);
-  const count = template.spec.parameters?.length ?? 0;
-  conditions.push(
-    draft(T.ParametersValid, true, R.AllParametersResolved, `${count} parameter(s) resolved`),
-  );
+  conditions.push(parametersResolved(template));
 
   const rendered = await render(template, instance, resolved.value, inputs);
   if (!rendered.ok)
     return failed(conditions, T.Rendered, rendered.problem, syncMode, resolved.value);
-  const { resources, observed } = placeRendered(rendered, template, instance, syncMode);
+  const placed = placeRendered(rendered, template, instance, syncMode, resolved.value);
+  if (!placed.ok)
+    return failed(conditions, T.Rendered, placed.problems[0]!, syncMode, resolved.value);
+  const { resources, observed } = placed.value;
   conditions.push(draft(T.Rendered, true, R.Success, `rendered ${resources.length} resource(s)`));
   return {
     conditions: redacted(conditions, resolved.value.redactor),
@@ -210,24 +211,28 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
 }
 
 /**
- * The rendered objects as they are applied: migrated names, ownership stamped, in install order,
- * each with the `observed` reads it made.
+ * The rendered objects as they are applied: migrated names, ownership stamped, workloads that
+ * opted in stamped with the hash of what they consume (restart-on-change, so their pods roll
+ * when it changes), in install order, each with the `observed` reads it made.
  */
 function placeRendered(
   rendered: { objects: KubeObject[]; observed: ObservedInput[][] },
   template: Template,
   instance: TemplateInstance,
   syncMode: SyncMode,
-): { resources: KubeObject[]; observed: ObservedInput[][] } {
+  resolved: ResolvedParameters,
+): Outcome<{ resources: KubeObject[]; observed: ObservedInput[][] }> {
   const { name = '', namespace = '', uid = '' } = instance.metadata;
   const kept = migrateObjectNames(rendered.objects, template, instance);
-  const stamped = kept.map((o) => stampOwnership(o, { name, namespace, uid }, syncMode));
+  const hashed = stampSourcesHash(kept, resolved, uid);
+  if (!hashed.ok) return hashed;
+  const stamped = hashed.value.map((o) => stampOwnership(o, { name, namespace, uid }, syncMode));
   const position = new Map(stamped.map((o, i) => [o, i]));
   const resources = sortForInstall(stamped);
-  return {
+  return success({
     resources,
     observed: resources.map((o) => rendered.observed[position.get(o)!] ?? []),
-  };
+  });
 }
 
 /**
@@ -332,4 +337,9 @@ function templateNotFound(ref: { name: string; namespace: string }): Problem {
     reason: R.TemplateNotFound,
     message: `Template ${ref.namespace}/${ref.name} not found`,
   };
+}
+
+function parametersResolved(template: Template): ConditionDraft {
+  const count = template.spec.parameters?.length ?? 0;
+  return draft(T.ParametersValid, true, R.AllParametersResolved, `${count} parameter(s) resolved`);
 }
