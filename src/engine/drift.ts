@@ -3,6 +3,7 @@
 // carried into what the operator applies so server-side apply neither resets nor fights it.
 import type { KubeObject } from '../api/object-meta.ts';
 import { canonicalJson } from './instance-status.ts';
+import { isMap } from './json-map.ts';
 
 type Segment = { key: string } | { index: number } | { all: true };
 
@@ -35,10 +36,6 @@ export function parseFieldPath(path: string): Segment[] | undefined {
     if (!match[1] && !match[2]) return undefined;
   }
   return segments.length > 0 ? segments : undefined;
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function clone<T>(value: T): T {

@@ -5,6 +5,7 @@ import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import Handlebars from 'handlebars';
 import { Document, visit } from 'yaml';
+import { isMap } from './json-map.ts';
 
 type HandlebarsEnv = typeof Handlebars;
 type SafeString = Handlebars.SafeString;
@@ -75,10 +76,6 @@ function atLeast(count: number, usage: string, run: Run): HelperSpec {
 
 // ---------------------------------------------------------------------------------------------
 // Values
-
-function isMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function kindOf(value: unknown): string {
   if (value === undefined || value === null) return 'nothing';

@@ -3,6 +3,7 @@
 import { JSONPath } from 'jsonpath-plus';
 import { InstanceReason } from '../api/condition.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
+import { isMap } from './json-map.ts';
 
 /** Longest accepted path, in UTF-16 code units. */
 export const MAX_JSONPATH_LENGTH = 1024;
@@ -367,10 +368,6 @@ function parsePath(text: string): Step[] {
 const LIBRARY_SAFE_KEY = /^[\w\-./:]*$/;
 
 type JsonMap = Record<string, unknown>;
-
-function isMap(value: unknown): value is JsonMap {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isContainer(value: unknown): value is JsonMap | unknown[] {
   return typeof value === 'object' && value !== null;

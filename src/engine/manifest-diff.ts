@@ -4,6 +4,7 @@
 // namespace, name: a version change of the same object is a change, not a prune and an add).
 import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import { describeObject, resourceKey } from './inventory.ts';
+import { isJsonObject as isMap } from './json-map.ts';
 
 /** One field that differs; an absent side means the field is not there (added or removed). */
 export interface FieldChange {
@@ -34,10 +35,6 @@ function childPath(path: string, key: string | number): string {
   if (typeof key === 'number') return `${path}[${key}]`;
   if (!PLAIN_KEY.test(key)) return `${path}[${JSON.stringify(key)}]`;
   return path ? `${path}.${key}` : key;
-}
-
-function isMap(value: unknown): value is Record<string, JsonValue> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function same(a: JsonValue | undefined, b: JsonValue | undefined): boolean {

@@ -5,6 +5,7 @@ import type { JsonValue } from '../api/object-meta.ts';
 import type { ParameterType } from '../api/template.ts';
 import { parseGoBool, parseGoFloat } from './go-parse.ts';
 import { failure, success, type Outcome } from './problem.ts';
+import { isJsonObject as isMap } from './json-map.ts';
 
 /** What {@link coerceParameter} checks. */
 export interface CoercionInput {
@@ -36,10 +37,6 @@ const SECRET_NOUN: Record<ParameterType, string> = {
   array: 'JSON array',
   object: 'JSON object',
 };
-
-function isMap(value: JsonValue): value is { [key: string]: JsonValue } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Cuts to `max` code points (never splitting a surrogate pair) and marks the cut. */
 function truncate(text: string, max: number): string {

@@ -39,6 +39,7 @@ import {
 } from './helper-regions.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
+import { isMap } from './json-map.ts';
 
 /** The render context of SPEC §5. */
 export interface RenderContext {
@@ -646,16 +647,12 @@ function collidingKey(
   return found;
 }
 
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function manifestProblem(object: unknown): string | undefined {
-  if (!isMapping(object)) return 'is not a mapping';
+  if (!isMap(object)) return 'is not a mapping';
   if (typeof object.apiVersion !== 'string' || object.apiVersion === '') return 'has no apiVersion';
   if (typeof object.kind !== 'string' || object.kind === '') return 'has no kind';
   const metadata = object.metadata;
-  if (!isMapping(metadata) || typeof metadata.name !== 'string' || metadata.name === '')
+  if (!isMap(metadata) || typeof metadata.name !== 'string' || metadata.name === '')
     return 'has no metadata.name';
   return undefined;
 }

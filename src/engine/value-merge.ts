@@ -5,6 +5,7 @@ import { InstanceReason } from '../api/condition.ts';
 import type { JsonValue } from '../api/object-meta.ts';
 import type { MergeStrategy } from '../api/template.ts';
 import { failure, success, type Outcome } from './problem.ts';
+import { isJsonObject as isMap } from './json-map.ts';
 
 /**
  * Deepest nesting a merged value may reach (either input, counting maps and lists). Merging is
@@ -31,10 +32,6 @@ export interface MergeInput {
 
 /** A merge refused for bad input; `message` never quotes a value. */
 class MergeError extends Error {}
-
-function isMap(value: JsonValue): value is JsonMap {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function newMap(): JsonMap {
   return Object.create(null) as JsonMap;

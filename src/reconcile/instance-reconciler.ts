@@ -28,6 +28,7 @@ import {
 import { rfc3339 } from '../engine/conditions.ts';
 import { gvkKey, resourceKey, type Owner } from '../engine/inventory.ts';
 import { expiryOf } from '../engine/expiry.ts';
+import { mergePatchReplacing } from '../engine/json-map.ts';
 import { healthOf } from '../engine/health.ts';
 import { Redactor } from '../engine/redaction.ts';
 import {
@@ -525,7 +526,7 @@ export class InstanceReconciler implements Reconciler {
   }
 
   /**
-   * Writes the status when it changed; top-level fields that disappeared are removed (null).
+   * Writes the status when it changed; fields that disappeared are removed (mergePatchReplacing).
    * Conditional on the resourceVersion the instance was read at: a newer status written by
    * anyone meanwhile makes this a Conflict (retried from a fresh read), never an overwrite.
    */
@@ -535,12 +536,7 @@ export class InstanceReconciler implements Reconciler {
     status: TemplateInstanceStatus,
   ): Promise<void> {
     if (sameStatus(instance.status, status)) return;
-    const removed = Object.keys(instance.status ?? {}).filter((k) => !(k in status));
-    const patch: Record<string, unknown> = {
-      ...status,
-      ...Object.fromEntries(removed.map((k) => [k, null])),
-    };
-    await cluster.patchStatus(instance, patch);
+    await cluster.patchStatus(instance, mergePatchReplacing(instance.status ?? {}, status));
   }
 
   /** An Event on the pass's instance, its message redacted like every other message of it. */

@@ -17,6 +17,7 @@ import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
 import { syncRevisions } from './template-revisions.ts';
+import { mergePatchReplacing } from '../engine/json-map.ts';
 
 export interface TemplateReconcilerDeps {
   cluster: ClusterPort;
@@ -115,24 +116,6 @@ export class TemplateReconciler implements Reconciler {
     status: TemplateStatus,
   ): Promise<KubeObject | undefined> {
     if (canonicalJson(template.status ?? {}) === canonicalJson(status)) return undefined;
-    return cluster.patchStatus(template, replacing(template.status ?? {}, status));
+    return cluster.patchStatus(template, mergePatchReplacing(template.status ?? {}, status));
   }
-}
-
-type Json = Record<string, unknown>;
-const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * A JSON merge patch that turns `before` into `after`: a merge patch keeps every field it does
- * not mention, so a field `after` no longer has (a finished rollout's stage name, its counts) is
- * set to null, in nested maps too. Lists are replaced whole, as merge patches do.
- */
-function replacing(before: object, after: object): Json {
-  const patch: Json = { ...(after as Json) };
-  for (const [key, old] of Object.entries(before as Json)) {
-    const next = (after as Json)[key];
-    if (next === undefined) patch[key] = null;
-    else if (isMap(old) && isMap(next)) patch[key] = replacing(old, next);
-  }
-  return patch;
 }
