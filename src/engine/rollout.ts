@@ -45,14 +45,15 @@ export function memberOf(
   };
 }
 
-/** The member's index within its stage (see stageMembers); -1 when it is not in one. */
-export function positionInStage(
-  member: RolloutMember,
+/** Each unpinned member's index within its stage (see stageMembers), by key. */
+export function stagePositions(
   members: RolloutMember[],
   spec: RolloutSpec | undefined,
-): number {
-  const stage = stageMembers(members, spec)[stageOf(member, spec)] ?? [];
-  return stage.findIndex((m) => m.key === member.key);
+): Map<string, number> {
+  const positions = new Map<string, number>();
+  for (const stage of stageMembers(members, spec))
+    for (const [index, member] of stage.entries()) positions.set(member.key, index);
+  return positions;
 }
 
 const selects = (selector: LabelSelector | undefined, labels: Record<string, string>): boolean =>

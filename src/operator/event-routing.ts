@@ -6,15 +6,9 @@ import type { Template, TemplateRevision } from '../api/template.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/instance-evaluation.ts';
-import {
-  isProgressive,
-  memberOf,
-  stageMembers,
-  stageOf,
-  targetRevision,
-  type RolloutMember,
-} from '../engine/rollout.ts';
+import { isProgressive, stagePositions, targetRevision } from '../engine/rollout.ts';
 import type { Request } from '../framework/reconciler.ts';
+import { rolloutMemberOf } from '../reconcile/template-content.ts';
 import type { CacheHandlers, OperatorCaches } from './caches.ts';
 
 export interface Enqueue {
@@ -130,20 +124,14 @@ export class EventRouter {
   private enqueueMoved(template: Template, old: Template): void {
     const { namespace = '', name = '' } = template.metadata;
     const instances = this.caches.instancesOf(namespace, name);
-    const labels = (ns: string): Record<string, string> => this.caches.namespaceLabels(ns) ?? {};
-    const members = instances.map((i) => memberOf(i, labels(i.metadata.namespace ?? '')));
+    const members = instances.map((i) => rolloutMemberOf(i, this.caches));
     const spec = template.spec.rollout;
-    const stages = stageMembers(members, spec);
-    const position = (m: RolloutMember): number =>
-      stages[stageOf(m, spec)]?.findIndex((s) => s.key === m.key) ?? -1;
+    const positions = stagePositions(members, spec);
     const latest = template.status?.latestRevision;
     for (const [i, member] of members.entries()) {
-      const before = targetRevision(member, spec, latest, old.status?.rollout, () =>
-        position(member),
-      );
-      const after = targetRevision(member, spec, latest, template.status?.rollout, () =>
-        position(member),
-      );
+      const position = (): number => positions.get(member.key) ?? -1;
+      const before = targetRevision(member, spec, latest, old.status?.rollout, position);
+      const after = targetRevision(member, spec, latest, template.status?.rollout, position);
       if (before !== after) this.enqueue.instance(requestOf(instances[i]!));
     }
   }

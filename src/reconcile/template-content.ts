@@ -12,7 +12,13 @@ import {
   revisionName,
   templateAtRevision,
 } from '../engine/revisions.ts';
-import { isProgressive, memberOf, positionInStage, targetRevision } from '../engine/rollout.ts';
+import {
+  isProgressive,
+  memberOf,
+  stagePositions,
+  targetRevision,
+  type RolloutMember,
+} from '../engine/rollout.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
 
@@ -49,7 +55,7 @@ export async function templateFor(
   const latest = latestRevision(live, revisions);
   const target = targetFor(instance, live, latest, cache);
   if (target === undefined) {
-    const hash = contentHash(revisionContent(live.spec));
+    const hash = liveContentHash(live);
     const same = revisions.find((r) => r.spec.hash === hash && r.spec.revision === latest);
     return { template: live, latest, revision: same?.spec.revision };
   }
@@ -63,6 +69,20 @@ export async function templateFor(
     })) as TemplateRevision | undefined);
   if (!revision) return { template: live, latest, missingRevision: target };
   return { template: templateAtRevision(live, revision), revision: target, latest };
+}
+
+/**
+ * The content hash of a live Template, once per cached object: every pass of every instance of
+ * a strategy-All Template asks, and hashing the whole body each time would be work on a hot path.
+ */
+const contentHashes = new WeakMap<Template, string>();
+function liveContentHash(live: Template): string {
+  let hash = contentHashes.get(live);
+  if (hash === undefined) {
+    hash = contentHash(revisionContent(live.spec));
+    contentHashes.set(live, hash);
+  }
+  return hash;
 }
 
 /** The newest revision: from the cache, or the Template's status when the cache lags. */
@@ -86,17 +106,19 @@ function targetFor(
   if (pin !== undefined) return pin;
   const spec = live.spec.rollout;
   if (!isProgressive(spec) || latest === undefined || !cache) return undefined;
-  const labelsOf = (namespace: string): Record<string, string> =>
-    cache.namespaceLabels(namespace) ?? {};
-  const member = memberOf(instance, labelsOf(instance.metadata.namespace ?? ''));
+  const member = rolloutMemberOf(instance, cache);
   const { namespace = '', name = '' } = live.metadata;
-  return targetRevision(member, spec, latest, live.status?.rollout, () =>
-    positionInStage(
-      member,
-      cache
-        .instancesOf(namespace, name)
-        .map((i) => memberOf(i, labelsOf(i.metadata.namespace ?? ''))),
-      spec,
-    ),
-  );
+  // Positions are only needed for an instance of the stage in progress: computed lazily.
+  return targetRevision(member, spec, latest, live.status?.rollout, () => {
+    const members = cache.instancesOf(namespace, name).map((i) => rolloutMemberOf(i, cache));
+    return stagePositions(members, spec).get(member.key) ?? -1;
+  });
+}
+
+/** The rollout's view of an instance, with its namespace's labels from the cache. */
+export function rolloutMemberOf(
+  instance: TemplateInstance,
+  cache: Pick<CacheReader, 'namespaceLabels'>,
+): RolloutMember {
+  return memberOf(instance, cache.namespaceLabels(instance.metadata.namespace ?? '') ?? {});
 }

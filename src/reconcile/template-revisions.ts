@@ -23,10 +23,10 @@ import {
   revisionName,
   revisionsToPrune,
 } from '../engine/revisions.ts';
-import { memberOf, planRollout } from '../engine/rollout.ts';
+import { planRollout } from '../engine/rollout.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
-import { latestRevision } from './template-content.ts';
+import { latestRevision, rolloutMemberOf } from './template-content.ts';
 
 type ReleaseStatus = Pick<TemplateStatus, 'latestRevision' | 'revisions' | 'rollout'>;
 
@@ -95,9 +95,7 @@ export async function syncRevisions(
   }
   const instances = cache.instancesOf(namespace, name);
   await prune(cluster, template, known, instances, latest);
-  const members = instances.map((i) =>
-    memberOf(i, cache.namespaceLabels(i.metadata.namespace ?? '') ?? {}),
-  );
+  const members = instances.map((i) => rolloutMemberOf(i, cache));
   return {
     status(resume) {
       if (latest === undefined) return {};
