@@ -20,9 +20,33 @@ describe('stencil run configuration', () => {
       webhookBreakGlassGroups: [],
       operatorNamespace: undefined,
       leaderElect: false,
+      sharding: undefined,
+      leaseDurationSeconds: 15,
       metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081',
     });
+  });
+
+  it('reads sharding: auto by member Leases, or a fixed index of a fixed count', () => {
+    expect(loadConfig(['--shards', 'auto'], {}).sharding).toEqual({ mode: 'auto' });
+    expect(loadConfig(['--shard-index', '2', '--shard-count', '3'], {}).sharding).toEqual({
+      mode: 'static',
+      index: 2,
+      count: 3,
+    });
+    expect(loadConfig([], { STENCIL_SHARDS: 'auto' }).sharding).toEqual({ mode: 'auto' });
+  });
+
+  it.each([
+    [['--shards', '3'], /--shards must be auto, got "3"/],
+    [['--shards', 'auto', '--leader-elect'], /--shards auto and --leader-elect exclude/],
+    [['--shards', 'auto', '--shard-count', '2'], /exclude each other/],
+    [['--shard-index', '1'], /--shard-index and --shard-count go together/],
+    [['--shard-index', '3', '--shard-count', '3'], /--shard-index must be an integer from 0 to 2/],
+    [['--shard-index=-1', '--shard-count', '3'], /--shard-index must be an integer/],
+    [['--lease-duration', '0'], /--lease-duration must be a positive integer/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => loadConfig(argv, {})).toThrow(message);
   });
 
   it('reads STENCIL_<NAME> from the environment, and a flag wins over it', () => {

@@ -31,6 +31,13 @@ export interface OperatorConfig {
   /** Namespace of the operator's own objects (the webhook certificate Secret, the Lease). */
   operatorNamespace?: string;
   leaderElect: boolean;
+  /**
+   * Split the namespaces across replicas (ADR 0015): `auto` by member Leases, or a fixed index
+   * of a fixed count; undefined = this replica (or the leader) reconciles everything.
+   */
+  sharding?: { mode: 'auto' } | { mode: 'static'; index: number; count: number };
+  /** Lease duration of the leader and shard member Leases; renewals follow from it. */
+  leaseDurationSeconds: number;
   /** `:8080`, `host:port`, or `0` (disabled). */
   metricsBindAddress: string;
   healthProbeBindAddress: string;
@@ -88,6 +95,28 @@ export const RUN_COMMAND = {
       type: 'boolean',
       description:
         'hold the Lease stencil-leader in the operator namespace; only the holder reconciles',
+    },
+    shards: {
+      type: 'string',
+      value: 'auto',
+      description:
+        'split the namespaces across the replicas that run with it, each holding a member Lease',
+    },
+    'shard-index': {
+      type: 'string',
+      value: 'I',
+      description: 'or a fixed split: this replica reconciles shard I (0-based) of --shard-count',
+    },
+    'shard-count': {
+      type: 'string',
+      value: 'N',
+      description: 'the number of fixed shards (with --shard-index)',
+    },
+    'lease-duration': {
+      type: 'string',
+      value: 'SECONDS',
+      description:
+        'leader and shard member Leases expire after this; renewed every 2/15 of it (default 15)',
     },
     'metrics-bind-address': {
       type: 'string',
@@ -206,6 +235,33 @@ function list(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
+function sharding(
+  get: (name: RunFlag) => string | undefined,
+  leaderElect: boolean,
+): OperatorConfig['sharding'] {
+  const shards = get('shards');
+  const index = get('shard-index');
+  const count = get('shard-count');
+  if (shards !== undefined) {
+    if (shards !== 'auto') throw new ConfigError(`--shards must be auto, got "${shards}"`);
+    if (index !== undefined || count !== undefined)
+      throw new ConfigError('--shards auto and --shard-index/--shard-count exclude each other');
+    if (leaderElect)
+      throw new ConfigError(
+        '--shards auto and --leader-elect exclude each other: every shard member reconciles',
+      );
+    return { mode: 'auto' };
+  }
+  if (index === undefined && count === undefined) return undefined;
+  if (index === undefined || count === undefined)
+    throw new ConfigError('--shard-index and --shard-count go together');
+  const n = positiveInt('shard-count', count, 1);
+  const i = Number(index);
+  if (!Number.isInteger(i) || i < 0 || i >= n)
+    throw new ConfigError(`--shard-index must be an integer from 0 to ${n - 1}, got "${index}"`);
+  return { mode: 'static', index: i, count: n };
+}
+
 /** Parses `argv` (after `stencil run`) with `env` as fallback. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig {
   let values: Readonly<Record<string, unknown>>;
@@ -242,6 +298,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     webhookBreakGlassGroups: list(get('webhook-break-glass-groups')),
     operatorNamespace: get('operator-namespace'),
     leaderElect: bool('leader-elect', get('leader-elect')),
+    sharding: sharding(get, bool('leader-elect', get('leader-elect'))),
+    leaseDurationSeconds: positiveInt('lease-duration', get('lease-duration'), 15),
     metricsBindAddress: bindAddress('metrics-bind-address', get('metrics-bind-address') ?? ':8080'),
     healthProbeBindAddress: bindAddress(
       'health-probe-bind-address',

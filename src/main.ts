@@ -15,7 +15,12 @@ import {
 } from './http-servers.ts';
 import { createLogger, type Logger } from './log.ts';
 import { StencilMetrics } from './metrics.ts';
-import { StencilOperator, type WebhookOptions } from './operator/stencil-operator.ts';
+import {
+  StencilOperator,
+  type LeaderElectionOptions,
+  type ShardingOptions,
+  type WebhookOptions,
+} from './operator/stencil-operator.ts';
 
 /** How long in-flight reconciles may run after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 20_000;
@@ -50,20 +55,75 @@ function webhookOptions(config: OperatorConfig, log: Logger): WebhookOptions | u
   };
 }
 
+/** Lease timing from its duration, in client-go's default proportions (15 s / 10 s / 2 s). */
+function leaseTiming(config: OperatorConfig): {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+} {
+  const ms = config.leaseDurationSeconds * 1000;
+  return {
+    leaseDurationMs: ms,
+    renewDeadlineMs: Math.round((ms * 2) / 3),
+    retryPeriodMs: Math.round((ms * 2) / 15),
+  };
+}
+
+function leaderElection(
+  config: OperatorConfig,
+  identity: string,
+  onLost: () => void,
+): LeaderElectionOptions | undefined {
+  if (!config.leaderElect) return undefined;
+  const shard = config.sharding?.mode === 'static' ? config.sharding : undefined;
+  return {
+    identity,
+    namespace: operatorNamespace(config),
+    // Each fixed shard elects its own leader.
+    name: shard ? `stencil-leader-shard-${shard.index}-of-${shard.count}` : undefined,
+    ...leaseTiming(config),
+    onLost,
+  };
+}
+
+function shardingOptions(
+  config: OperatorConfig,
+  identity: string,
+  onLost: () => void,
+): ShardingOptions | undefined {
+  if (config.sharding?.mode !== 'auto') return config.sharding;
+  return {
+    mode: 'auto',
+    identity,
+    namespace: operatorNamespace(config),
+    ...leaseTiming(config),
+    onLost,
+  };
+}
+
+function shardName(config: OperatorConfig, identity: string): string | undefined {
+  const sharding = config.sharding;
+  if (!sharding) return undefined;
+  return sharding.mode === 'auto' ? identity : `${sharding.index}/${sharding.count}`;
+}
+
 export async function runOperator(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   const config = loadConfig(argv, env);
-  const log = createLogger({ level: config.logLevel, format: config.logFormat });
   const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  const root = createLogger({ level: config.logLevel, format: config.logFormat });
+  const shard = shardName(config, identity);
+  const log = shard ? root.child({ shard }) : root;
   const connection = await connect(config.kubeconfig, identity, {
     qps: config.kubeQps,
     burst: config.kubeBurst,
   });
   const metrics = new StencilMetrics();
   let onLost!: () => void;
-  const lostLeadership = new Promise<void>((resolve) => (onLost = resolve));
+  // The leader or shard member Lease was lost.
+  const lostLease = new Promise<void>((resolve) => (onLost = resolve));
   const operator = new StencilOperator({
     connection,
     namespaces: config.namespaces,
@@ -72,9 +132,8 @@ export async function runOperator(
     log,
     metrics,
     webhook: webhookOptions(config, log),
-    leaderElection: config.leaderElect
-      ? { identity, namespace: operatorNamespace(config), onLost: () => onLost() }
-      : undefined,
+    leaderElection: leaderElection(config, identity, () => onLost()),
+    sharding: shardingOptions(config, identity, () => onLost()),
   });
   const servers = await startServers(config, operator, metrics);
   await operator.start();
@@ -83,14 +142,14 @@ export async function runOperator(
       process.once('SIGTERM', () => resolve('SIGTERM'));
       process.once('SIGINT', () => resolve('SIGINT'));
     }),
-    lostLeadership.then(() => 'lost leadership'),
+    lostLease.then(() => 'lost its Lease'),
   ]);
   log.info('shutting down', { reason });
   // A replica that lost its Lease has already aborted its reconciles: nothing to drain.
-  await operator.stop(reason === 'lost leadership' ? 0 : SHUTDOWN_GRACE_MS);
+  await operator.stop(reason === 'lost its Lease' ? 0 : SHUTDOWN_GRACE_MS);
   await Promise.all(servers.map(closeServer));
   connection.http.close();
-  return reason === 'lost leadership' ? 1 : 0;
+  return reason === 'lost its Lease' ? 1 : 0;
 }
 
 async function startServers(

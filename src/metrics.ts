@@ -80,7 +80,23 @@ export class StencilMetrics {
   });
   readonly leader = new Gauge({
     name: 'stencil_leader',
-    help: '1 while this replica holds the leader Lease (always 1 without leader election).',
+    help: '1 while this replica reconciles: it holds the leader Lease, or runs without leader election (a shard member always does).',
+    registers: [this.registry],
+  });
+  readonly shardMembers = new Gauge({
+    name: 'stencil_shard_members',
+    help: 'Replicas sharing the namespaces (live member Leases, or --shard-count).',
+    registers: [this.registry],
+  });
+  readonly shardKeys = new Gauge({
+    name: 'stencil_shard_keys',
+    help: 'TemplateInstances in the namespaces this replica owns now.',
+    registers: [this.registry],
+  });
+  readonly shardHandoffs = new Counter({
+    name: 'stencil_shard_handoffs_total',
+    help: 'TemplateInstances handed to another replica (out) or taken from one (in) on a membership change.',
+    labelNames: ['direction'],
     registers: [this.registry],
   });
 

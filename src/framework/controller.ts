@@ -8,6 +8,8 @@ export interface ControllerOptions {
   reconciler: Reconciler;
   concurrency: number;
   observer?: QueueObserver;
+  /** Which keys this replica may process (see WorkQueueOptions.admit). */
+  admit?: (key: string) => boolean;
 }
 
 export class Controller {
@@ -18,7 +20,7 @@ export class Controller {
     this.name = options.name;
     this.queue = new WorkQueue(
       (key, signal) => options.reconciler.reconcile(parseRequestKey(key), signal),
-      { concurrency: options.concurrency, observer: options.observer },
+      { concurrency: options.concurrency, observer: options.observer, admit: options.admit },
     );
   }
 

@@ -186,4 +186,38 @@ describe('the work queue', () => {
     await tick();
     expect(aborted).toBe(true);
   });
+  it('abortWhere stops exactly the matching keys, in flight or waiting, and does not retry them', async () => {
+    const started: string[] = [];
+    const aborted: string[] = [];
+    const release = deferred();
+    const queue = new WorkQueue(
+      async (key, signal) => {
+        started.push(key);
+        await new Promise<void>((resolve, reject) => {
+          signal.addEventListener('abort', () => {
+            aborted.push(key);
+            reject(new Error('aborted'));
+          });
+          void release.promise.then(resolve);
+        });
+        return {};
+      },
+      { concurrency: 2 },
+    );
+    queue.add('lost/a');
+    queue.add('kept/b');
+    queue.add('lost/c'); // waiting: concurrency 2
+    queue.addAfter('lost/d', 60_000);
+    queue.start();
+    await tick();
+    expect(started).toEqual(['lost/a', 'kept/b']);
+    await queue.abortWhere((key) => key.startsWith('lost/'));
+    expect(aborted).toEqual(['lost/a']);
+    expect(queue.retries('lost/a')).toBe(0);
+    release.resolve();
+    await tick();
+    await queue.idle();
+    expect(started).toEqual(['lost/a', 'kept/b']);
+    expect(queue.depth).toBe(0);
+  });
 });

@@ -12,7 +12,8 @@ export interface QueueObserver {
   onDepth?(depth: number): void;
   onProcessed?(
     key: string,
-    outcome: 'success' | 'error' | 'terminal',
+    /** `aborted`: the key was taken away mid-pass (abortWhere), and is not retried here. */
+    outcome: 'success' | 'error' | 'terminal' | 'aborted',
     ms: number,
     error?: unknown,
   ): void;
@@ -24,6 +25,12 @@ export interface WorkQueueOptions {
   concurrency: number;
   backoff?: BackoffOptions;
   observer?: QueueObserver;
+  /**
+   * Whether this queue may process `key` now (a sharded replica: does it own the key's
+   * namespace). Asked when a key is added and again when it would start; a refused key is
+   * dropped, since whoever may process it has its own queue.
+   */
+  admit?: (key: string) => boolean;
   /** Injected for tests; defaults to the real clock. */
   now?: () => number;
 }
@@ -31,7 +38,8 @@ export interface WorkQueueOptions {
 export class WorkQueue {
   private readonly pending: string[] = [];
   private readonly queued = new Map<string, number>();
-  private readonly processing = new Set<string>();
+  /** Keys in flight, each with its own abort (a key handed to another shard stops alone). */
+  private readonly processing = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private readonly dirty = new Set<string>();
   private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly backoff: Backoff;
@@ -68,7 +76,7 @@ export class WorkQueue {
 
   /** Queues `key` unless it is already waiting; a key being processed runs again afterwards. */
   add(key: string): void {
-    if (this.stopping) return;
+    if (this.stopping || !this.admits(key)) return;
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
@@ -96,6 +104,10 @@ export class WorkQueue {
     this.delayed.set(key, { at, timer });
   }
 
+  private admits(key: string): boolean {
+    return this.options.admit?.(key) ?? true;
+  }
+
   start(): void {
     this.running = true;
     this.pump();
@@ -111,36 +123,78 @@ export class WorkQueue {
       const key = this.pending.shift()!;
       const enqueuedAt = this.queued.get(key) ?? this.now();
       this.queued.delete(key);
-      this.processing.add(key);
+      if (!this.admits(key)) continue;
+      const abort = new AbortController();
+      setMaxListeners(64, abort.signal);
+      const entry = { abort, done: Promise.resolve() };
+      this.processing.set(key, entry);
       this.options.observer?.onDepth?.(this.pending.length);
       this.options.observer?.onQueueLatency?.(this.now() - enqueuedAt);
-      void this.process(key);
+      entry.done = this.process(key, abort.signal);
     }
     if (this.processing.size === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
-  private async process(key: string): Promise<void> {
+  private async process(key: string, own: AbortSignal): Promise<void> {
     const started = this.now();
+    const signal = AbortSignal.any([this.abort.signal, own]);
+    setMaxListeners(64, signal);
     try {
-      const result = await this.handler(key, this.abort.signal);
+      const result = await this.handler(key, signal);
       this.backoff.forget(key);
       this.options.observer?.onProcessed?.(key, 'success', this.now() - started);
       if (result.requeueAfter !== undefined) this.addAfter(key, result.requeueAfter);
     } catch (error) {
-      if (error instanceof TerminalError) {
-        this.backoff.forget(key);
-        this.options.observer?.onProcessed?.(key, 'terminal', this.now() - started, error);
-      } else {
-        const delay = this.backoff.next(key);
-        this.options.observer?.onProcessed?.(key, 'error', this.now() - started, error);
-        this.options.observer?.onRetry?.(key, delay);
-        this.addAfter(key, delay);
-      }
+      this.failed(key, error, own.aborted, this.now() - started);
     } finally {
       this.processing.delete(key);
       if (this.dirty.delete(key)) this.add(key);
       this.pump();
     }
+  }
+
+  private failed(key: string, error: unknown, handedAway: boolean, ms: number): void {
+    const observer = this.options.observer;
+    if (handedAway) {
+      // abortWhere: whoever owns the key now reconciles it; no retry here.
+      this.backoff.forget(key);
+      observer?.onProcessed?.(key, 'aborted', ms, error);
+    } else if (error instanceof TerminalError) {
+      this.backoff.forget(key);
+      observer?.onProcessed?.(key, 'terminal', ms, error);
+    } else {
+      const delay = this.backoff.next(key);
+      observer?.onProcessed?.(key, 'error', ms, error);
+      observer?.onRetry?.(key, delay);
+      this.addAfter(key, delay);
+    }
+  }
+
+  /**
+   * Forgets the waiting keys that match and aborts the matching ones in flight (this replica no
+   * longer owns them); resolves when those have finished.
+   */
+  abortWhere(matches: (key: string) => boolean): Promise<void> {
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const key = this.pending[i]!;
+      if (!matches(key)) continue;
+      this.pending.splice(i, 1);
+      this.queued.delete(key);
+    }
+    for (const [key, { timer }] of this.delayed) {
+      if (!matches(key)) continue;
+      clearTimeout(timer);
+      this.delayed.delete(key);
+    }
+    this.options.observer?.onDepth?.(this.pending.length);
+    const draining: Promise<void>[] = [];
+    for (const [key, entry] of this.processing) {
+      if (!matches(key)) continue;
+      this.dirty.delete(key);
+      entry.abort.abort();
+      draining.push(entry.done);
+    }
+    return Promise.all(draining).then(() => undefined);
   }
 
   /** Resolves when nothing is being processed (queued keys may remain while paused). */

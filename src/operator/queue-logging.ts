@@ -8,6 +8,13 @@ export function queueLogging(log: Logger, controller: string): QueueObserver {
     onProcessed: (key, outcome, ms, error) => {
       const [namespace, name] = key.split('/');
       if (outcome === 'success') log.debug('reconciled', { controller, namespace, name, ms });
+      else if (outcome === 'aborted')
+        log.debug('reconcile aborted: another replica owns the key now', {
+          controller,
+          namespace,
+          name,
+          ms,
+        });
       else
         log.info(
           outcome === 'terminal'

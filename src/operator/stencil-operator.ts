@@ -20,15 +20,19 @@ import { EventRouter, requestOf } from './event-routing.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
+import { createShard, type Shard, type ShardingOptions } from './sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
 
 export type { LeaderElectionOptions } from './leadership.ts';
 export type { WebhookOptions } from './webhook-lifecycle.ts';
+export type { ShardingOptions } from './sharding.ts';
 
 export interface OperatorOptions {
   metrics?: StencilMetrics;
   /** Only the holder of the Lease reconciles; others keep warm caches and serve the webhook. */
   leaderElection?: LeaderElectionOptions;
+  /** Split the namespaces across replicas (ADR 0015); exclusive with `leaderElection`. */
+  sharding?: ShardingOptions;
   /** Serve the strict-mode admission webhook (SPEC §7). */
   webhook?: WebhookOptions;
   /** Called with the time from a source change to the apply it caused (ms). */
@@ -69,8 +73,12 @@ export class StencilOperator {
   private resyncTimer: NodeJS.Timeout | undefined;
   private elector: LeaderElector | undefined;
   private leading = false;
+  private readonly shard: Shard | undefined;
+  /** Set once the first namespaces were taken: later ones are handoffs. */
+  private sharded = false;
 
   constructor(private readonly options: OperatorOptions) {
+    this.shard = options.sharding && createShard(options.sharding, options.connection, options.log);
     this.dependencies = new DependencyWatches({
       shell: () => this.shell,
       discovery: options.connection.cluster.discovery,
@@ -94,15 +102,26 @@ export class StencilOperator {
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
+      admit: (key) => this.ownsKey(key),
       concurrency: options.concurrency,
       observer: this.observer('templateinstance'),
     });
     this.templates = new Controller({
       name: 'template',
       reconciler: new TemplateReconciler({ cluster, cache, now }),
+      admit: (key) => this.ownsKey(key),
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
       observer: this.observer('template'),
     });
+  }
+
+  /** Whether this replica reconciles `namespace` (always, unless sharded). */
+  owns(namespace: string): boolean {
+    return this.shard?.owns(namespace) ?? true;
+  }
+
+  private ownsKey(key: string): boolean {
+    return this.owns(parseRequestKey(key).namespace);
   }
 
   private observer(controller: string): QueueObserver {
@@ -130,12 +149,15 @@ export class StencilOperator {
     await this.shell.waitForSync();
     if (this.options.leaderElection) this.campaign(this.options.leaderElection);
     else this.lead();
+    if (this.shard) await this.joinShard(this.shard);
     if (this.options.webhook)
       this.webhook = await startStrictWebhook(
         this.options.webhook,
         connection.cluster,
         log,
-        () => this.leading,
+        // One replica writes the webhook's configuration: the leader, or the shard that owns
+        // the cluster-scoped key.
+        () => this.leading && this.owns(''),
       );
     this.resyncTimer = setInterval(() => this.resyncAll(), this.options.resyncSeconds * 1000);
     this.resyncTimer.unref();
@@ -169,6 +191,54 @@ export class StencilOperator {
     });
   }
 
+  /**
+   * Takes part in the split: what this replica stops owning is aborted and drained before it
+   * lets go (and its source watches are dropped); what it gains is enqueued at once.
+   */
+  private async joinShard(shard: Shard): Promise<void> {
+    const { log, metrics } = this.options;
+    const notOwned = (key: string): boolean => !this.ownsKey(key);
+    await shard.start({
+      narrowed: async () => {
+        await Promise.all([
+          this.instances.queue.abortWhere(notOwned),
+          this.templates.queue.abortWhere(notOwned),
+        ]);
+        let released = 0;
+        for (const instance of this.caches.instances()) {
+          const key = `${instance.metadata.namespace}/${instance.metadata.name}`;
+          if (notOwned(key) && this.dependencies.registry.dependenciesOf(key).length > 0) {
+            this.dependencies.release(key);
+            released++;
+          }
+        }
+        if (released > 0) {
+          metrics?.shardHandoffs.inc({ direction: 'out' }, released);
+          log.info('shard handed instances over', { instances: released });
+        }
+      },
+      widened: (gained) => {
+        let taken = 0;
+        for (const template of this.caches.templates())
+          if (gained(template.metadata.namespace ?? ''))
+            this.templates.enqueue(requestOf(template));
+        for (const instance of this.caches.instances()) {
+          if (!gained(instance.metadata.namespace ?? '')) continue;
+          this.instances.enqueue(requestOf(instance));
+          taken++;
+        }
+        if (this.sharded && taken > 0) metrics?.shardHandoffs.inc({ direction: 'in' }, taken);
+        if (taken > 0) log.info('shard took instances over', { instances: taken });
+        this.sharded = true;
+      },
+      lost: (why) => {
+        log.warn('left the shard group', { why });
+        void this.instances.abortNow();
+        void this.templates.abortNow();
+      },
+    });
+  }
+
   isLeader(): boolean {
     return this.leading;
   }
@@ -176,8 +246,14 @@ export class StencilOperator {
   /** Sets the gauges that are read off the caches, just before a scrape. */
   refreshGauges(): void {
     const metrics = this.options.metrics;
-    if (metrics)
-      refreshGauges(metrics, this.caches.instances(), this.dependencies.registry.watchKeys());
+    if (!metrics) return;
+    refreshGauges(metrics, this.caches.instances(), this.dependencies.registry.watchKeys());
+    if (this.shard) {
+      metrics.shardMembers.set(this.shard.members());
+      metrics.shardKeys.set(
+        this.caches.instances().filter((i) => this.owns(i.metadata.namespace ?? '')).length,
+      );
+    }
   }
 
   /** Enqueues every known instance and Template (the periodic resync). */
@@ -209,6 +285,11 @@ export class StencilOperator {
       ?.release()
       .catch((error: unknown) =>
         this.options.log.warn('could not release the lease', { error: String(error) }),
+      );
+    await this.shard
+      ?.leave()
+      .catch((error: unknown) =>
+        this.options.log.warn('could not remove the shard member Lease', { error: String(error) }),
       );
     this.shell?.stopWatches();
     this.options.log.info('operator stopped');

@@ -1,0 +1,116 @@
+// The member Leases of `--shards auto` over the API server: one Lease per replica, named after
+// it and labelled with the shard group, carrying the view the replica has drained to. Renewals
+// are PUTs carrying the resourceVersion last written, so two processes claiming one identity
+// conflict instead of overwriting each other.
+import type { Lease } from '../framework/leader-election.ts';
+import type { MemberLease, MemberLeaseStore } from '../framework/shard-membership.ts';
+import { isClusterError } from '../reconcile/cluster-port.ts';
+import type { KubeHttp } from './http.ts';
+
+export const SHARD_GROUP_LABEL = 'stencil.dev/shard-group';
+export const SHARD_VIEW_ANNOTATION = 'stencil.dev/shard-view';
+
+interface LabelledLease extends Lease {
+  metadata: Lease['metadata'] & {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+}
+
+/** A Lease name for a replica identity: a DNS subdomain, however the identity is spelled. */
+export function memberLeaseName(group: string, identity: string): string {
+  const safe = identity.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
+  return `${group}-shard-${safe}`.slice(0, 253).replace(/[^a-z0-9]+$/, '');
+}
+
+export class KubeMemberLeaseStore implements MemberLeaseStore {
+  private own: LabelledLease | undefined;
+
+  constructor(
+    private readonly http: KubeHttp,
+    private readonly namespace: string,
+    private readonly group: string,
+  ) {}
+
+  private path(name?: string): string {
+    const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
+    return name ? `${base}/${encodeURIComponent(name)}` : base;
+  }
+
+  async renew(
+    identity: string,
+    renewTime: string,
+    leaseDurationSeconds: number,
+    view: string,
+  ): Promise<void> {
+    const name = memberLeaseName(this.group, identity);
+    const current = this.own ?? (await this.get(name));
+    const lease: LabelledLease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name,
+        namespace: this.namespace,
+        resourceVersion: current?.metadata.resourceVersion,
+        labels: { [SHARD_GROUP_LABEL]: this.group },
+        annotations: { [SHARD_VIEW_ANNOTATION]: view },
+      },
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds,
+        acquireTime: current?.spec.acquireTime ?? renewTime,
+        renewTime,
+      },
+    };
+    try {
+      this.own = await this.http.request<LabelledLease>(
+        current
+          ? { method: 'PUT', path: this.path(name), body: lease }
+          : { method: 'POST', path: this.path(), body: lease },
+      );
+    } catch (error) {
+      // Read it afresh next round (someone removed it, or wrote it since).
+      this.own = undefined;
+      throw error;
+    }
+  }
+
+  private async get(name: string): Promise<LabelledLease | undefined> {
+    try {
+      return await this.http.request<LabelledLease>({ method: 'GET', path: this.path(name) });
+    } catch (error) {
+      if (isClusterError(error, 'NotFound')) return undefined;
+      throw error;
+    }
+  }
+
+  async list(): Promise<MemberLease[]> {
+    const list = await this.http.request<{ items: LabelledLease[] }>({
+      method: 'GET',
+      path: this.path(),
+      query: { labelSelector: `${SHARD_GROUP_LABEL}=${this.group}` },
+    });
+    return list.items.flatMap((lease) =>
+      lease.spec.holderIdentity
+        ? [
+            {
+              identity: lease.spec.holderIdentity,
+              renewTime: lease.spec.renewTime ?? undefined,
+              leaseDurationSeconds: lease.spec.leaseDurationSeconds,
+              view: lease.metadata.annotations?.[SHARD_VIEW_ANNOTATION],
+            },
+          ]
+        : [],
+    );
+  }
+
+  async remove(identity: string): Promise<void> {
+    const name = memberLeaseName(this.group, identity);
+    if (this.own?.metadata.name === name) this.own = undefined;
+    try {
+      await this.http.request({ method: 'DELETE', path: this.path(name) });
+    } catch (error) {
+      if (!isClusterError(error, 'NotFound')) throw error;
+    }
+  }
+}
