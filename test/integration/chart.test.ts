@@ -148,6 +148,28 @@ describe('helm template', () => {
     );
   }, 60_000);
 
+  it('with sharding.enabled runs sharding.replicas shard members instead of a leader', async () => {
+    const objects = await render('stencil', 'stencil-chart', {
+      sharding: { enabled: true, replicas: 4 },
+    });
+    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } };
+    };
+    expect(deployment.spec.replicas).toBe(4);
+    const args = deployment.spec.template.spec.containers[0]!.args;
+    expect(args).toContain('--shards=auto');
+    expect(args).not.toContain('--leader-elect');
+    const role = objects.find((o) => o.kind === 'Role') as unknown as {
+      rules: { resources: string[]; verbs: string[] }[];
+    };
+    expect(role.rules.find((r) => r.resources.includes('leases'))?.verbs).toEqual(
+      expect.arrayContaining(['list', 'delete']),
+    );
+    await expect(helmRun(['lint', chart, '--set', 'sharding.replicas=0'])).rejects.toThrow(
+      /replicas/,
+    );
+  }, 60_000);
+
   it('passes webhook.breakGlassGroups to the operator, and no break-glass group by default', async () => {
     const argsOf = (objects: KubeObject[]): string[] =>
       (

@@ -70,3 +70,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "stencil.webhookServiceName" -}}
 {{- printf "%s-webhook" (include "stencil.fullname" .) }}
 {{- end }}
+
+{{/*
+Operator replicas: sharding.replicas when sharding, else replicaCount.
+*/}}
+{{- define "stencil.replicas" -}}
+{{- if .Values.sharding.enabled }}{{ .Values.sharding.replicas }}{{ else }}{{ .Values.replicaCount }}{{ end }}
+{{- end }}
