@@ -218,6 +218,8 @@ export class StencilOperator {
         }
       },
       widened: (gained) => {
+        // The cluster-scoped key came here: this replica now writes the webhook's configuration.
+        if (gained('')) void this.webhook?.refresh();
         let taken = 0;
         for (const template of this.caches.templates())
           if (gained(template.metadata.namespace ?? ''))

@@ -34,6 +34,23 @@ export function deployRbac(): KubeObject[] {
   return readManifests([file]).filter((o) => RBAC_KINDS.includes(o.kind));
 }
 
+/**
+ * The RBAC of the chart with `sharding.enabled`: its Role also lists and deletes Leases (shard
+ * members read each other's and remove their own).
+ */
+export function withShardingRbac(objects: KubeObject[]): KubeObject[] {
+  return objects.map((object) => {
+    if (object.kind !== 'Role') return object;
+    const role = structuredClone(object) as KubeObject & {
+      rules?: { resources?: string[]; verbs: string[] }[];
+    };
+    for (const rule of role.rules ?? [])
+      if (rule.resources?.includes('leases'))
+        rule.verbs = [...new Set([...rule.verbs, 'list', 'delete'])];
+    return role;
+  });
+}
+
 type Binding = KubeObject & {
   roleRef?: { name: string };
   subjects?: { kind: string; name: string; namespace?: string }[];

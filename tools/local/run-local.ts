@@ -3,16 +3,18 @@
 // under its own ServiceAccount (as an install does), waits for the sample instances to be Ready,
 // prints how to look around, and stops everything on Ctrl-C. The person's (admin) kubeconfig is
 // written to .local/kubeconfig, the operator's to .local/operator.kubeconfig.
-import { spawn, spawnSync } from 'node:child_process';
+// `npm run local -- --replicas N` runs N operators sharing the namespaces (--shards=auto).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import { connect } from '../../src/kube/connection.ts';
 import { ensureKubectl } from '../control-plane/binaries.ts';
 import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
 import { installCrds } from '../control-plane/crds.ts';
 import { applyManifests, readManifests } from './apply-manifests.ts';
-import { deployRbac, installOperatorIdentity } from './operator-identity.ts';
+import { deployRbac, installOperatorIdentity, withShardingRbac } from './operator-identity.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const say = (line: string): void => console.log(`[local] ${line}`);
@@ -29,6 +31,13 @@ function buildIfNeeded(): void {
   say('building (npm run build)...');
   const result = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) throw new Error('npm run build failed');
+}
+
+const { values: flags } = parseArgs({ options: { replicas: { type: 'string', default: '1' } } });
+const replicaCount = Number(flags.replicas);
+if (!Number.isInteger(replicaCount) || replicaCount < 1 || replicaCount > 9) {
+  console.error(`--replicas must be an integer from 1 to 9, got "${flags.replicas}"`);
+  process.exit(2);
 }
 
 buildIfNeeded();
@@ -50,7 +59,7 @@ await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'st
 const operatorKubeconfig = join(root, '.local', 'operator.kubeconfig');
 const identity = await installOperatorIdentity(
   admin,
-  deployRbac(),
+  replicaCount > 1 ? withShardingRbac(deployRbac()) : deployRbac(),
   operatorKubeconfig,
   7 * 24 * 3600, // the token outlives any playground session
 );
@@ -64,37 +73,54 @@ const files = samples.flatMap((s) =>
 await applyManifests(cluster, readManifests(files));
 say(`installed the CRDs and ${samples.length} samples`);
 
-const [webhookPort, metricsPort, probePort] = [
-  await freePort(),
-  await freePort(),
-  await freePort(),
-];
-const operator = spawn(
-  process.execPath,
-  [
-    join(root, 'dist', 'cli.js'),
-    'run',
-    `--kubeconfig=${operatorKubeconfig}`,
-    '--log-format=text',
-    '--operator-namespace=stencil-system',
-    `--webhook-port=${webhookPort}`,
-    `--webhook-url=https://127.0.0.1:${webhookPort}/validate-strict`,
-    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-    `--health-probe-bind-address=127.0.0.1:${probePort}`,
-  ],
-  { stdio: ['ignore', 'inherit', 'inherit'] },
-);
+interface Replica {
+  child: ChildProcess;
+  metricsPort: number;
+  probePort: number;
+}
+
+/** One `stencil run`; with more than one replica each is a shard member (--shards=auto). */
+async function startReplica(): Promise<Replica> {
+  const [webhookPort, metricsPort, probePort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'cli.js'),
+      'run',
+      `--kubeconfig=${operatorKubeconfig}`,
+      '--log-format=text',
+      '--operator-namespace=stencil-system',
+      `--webhook-port=${webhookPort}`,
+      `--webhook-url=https://127.0.0.1:${webhookPort}/validate-strict`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      `--health-probe-bind-address=127.0.0.1:${probePort}`,
+      ...(replicaCount > 1 ? ['--shards=auto'] : []),
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  return { child, metricsPort, probePort };
+}
+
+const replicas: Replica[] = [];
+for (let i = 0; i < replicaCount; i++) replicas.push(await startReplica());
 
 let stopping = false;
 async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     say('stopping...');
-    if (operator.exitCode === null) {
-      const exited = new Promise((r) => operator.once('exit', r));
-      operator.kill('SIGTERM');
-      await exited;
-    }
+    await Promise.all(
+      replicas.map(async ({ child }) => {
+        if (child.exitCode !== null) return;
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }),
+    );
     http.close();
     await plane.stop();
   }
@@ -102,12 +128,13 @@ async function stop(code: number): Promise<never> {
 }
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
-operator.once('exit', (code) => {
-  if (!stopping) {
-    say(`stencil run exited (${code}); stopping`);
-    void stop(1);
-  }
-});
+for (const { child } of replicas)
+  child.once('exit', (code) => {
+    if (!stopping) {
+      say(`stencil run exited (${code}); stopping`);
+      void stop(1);
+    }
+  });
 
 const expected = readManifests(samples.map((s) => join(root, 'samples', s, 'instance.yaml')));
 const deadline = Date.now() + 120_000;
@@ -146,6 +173,15 @@ Stencil is running against a local control plane. In another shell:
 You are admin; the operator is ${operatorUser}, the only one strict mode lets change
 what the team-a/baseline instance renders.
 
-Metrics: http://127.0.0.1:${metricsPort}/metrics   Probes: http://127.0.0.1:${probePort}/readyz
+${replicas
+  .map(
+    (r) =>
+      `Metrics: http://127.0.0.1:${r.metricsPort}/metrics   Probes: http://127.0.0.1:${r.probePort}/readyz`,
+  )
+  .join('\n')}${
+  replicaCount > 1
+    ? `\n${replicaCount} replicas share the namespaces (--shards=auto); their member Leases:\n  ${kubectlPath} get leases -n stencil-system -l stencil.dev/shard-group=stencil`
+    : ''
+}
 Press Ctrl-C to stop everything.
 `);
