@@ -1,51 +1,38 @@
 // `stencil run` in production shape (SPEC §9): two replicas with --leader-elect (only the leader
 // reconciles; a standby takes over when it dies), probes, Prometheus metrics, and a SIGTERM that
 // exits 0 with the Lease released.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../tools/control-plane/control-plane.ts';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, userClient } from './support/operator.ts';
+import { spawnStencilRun, type StencilProcess } from './support/stencil-process.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 let ns: string;
 let operatorNs: string;
 let user: KubeCluster;
 
-interface Replica {
-  child: ChildProcess;
+interface Replica extends StencilProcess {
   metricsPort: number;
   probePort: number;
-  output: string;
 }
 const replicas: Replica[] = [];
 
 async function startReplica(): Promise<Replica> {
   const [metricsPort, probePort] = [await freePort(), await freePort()];
-  const child = spawn(
-    process.execPath,
-    [
-      join(root, 'dist', 'cli.js'),
-      'run',
-      '--kubeconfig',
-      inject('kubeconfig'),
+  const replica: Replica = Object.assign(
+    spawnStencilRun([
       '--leader-elect',
       `--namespaces=${ns}`,
       `--operator-namespace=${operatorNs}`,
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       '--webhook-port=0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    ]),
+    { metricsPort, probePort },
   );
-  const replica: Replica = { child, metricsPort, probePort, output: '' };
-  child.stdout?.on('data', (c: Buffer) => (replica.output += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (replica.output += c.toString()));
   replicas.push(replica);
   return replica;
 }

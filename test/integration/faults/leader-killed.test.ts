@@ -3,13 +3,12 @@
 // finishes the wave: each orphan deleted exactly once (no double prune), nothing that should
 // exist deleted, and owner changes made while no replica led are applied. With --long
 // (support/soak.ts): 500 instances, three kills, a new standby started after each.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { freePort } from '../../../tools/control-plane/control-plane.ts';
 import { connect, freshNamespace } from '../support/cluster.ts';
 import { eventually, userClient } from '../support/operator.ts';
+import { spawnStencilRun, type StencilProcess } from '../support/stencil-process.ts';
 import { countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures } from './support/fleet.ts';
 import { changedIn, cycleColor, SOAK } from './support/soak.ts';
@@ -18,7 +17,6 @@ const COUNT = SOAK.instances;
 /** A second ConfigMap per instance: dropping it from the Template makes every instance prune. */
 const EXTRA =
   'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-extra\ndata:\n  a: "1"\n';
-const root = join(import.meta.dirname, '..', '..', '..');
 let namespace: string;
 let operatorNamespace: string;
 let user: KubeCluster;
@@ -28,22 +26,15 @@ const endpoint = (): MetricsEndpoint => ({
   kubeconfigPath: inject('kubeconfig'),
 });
 
-interface Replica {
-  child: ChildProcess;
+interface Replica extends StencilProcess {
   metricsPort: number;
-  output: string;
 }
 const replicas: Replica[] = [];
 
 async function startReplica(): Promise<Replica> {
   const metricsPort = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      join(root, 'dist', 'cli.js'),
-      'run',
-      '--kubeconfig',
-      inject('kubeconfig'),
+  const replica: Replica = Object.assign(
+    spawnStencilRun([
       '--leader-elect',
       `--namespaces=${namespace}`,
       `--operator-namespace=${operatorNamespace}`,
@@ -51,12 +42,9 @@ async function startReplica(): Promise<Replica> {
       `--health-probe-bind-address=127.0.0.1:${await freePort()}`,
       '--webhook-port=0',
       '--concurrency=2', // a wave long enough to be interrupted
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    ]),
+    { metricsPort },
   );
-  const replica: Replica = { child, metricsPort, output: '' };
-  child.stdout?.on('data', (c: Buffer) => (replica.output += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (replica.output += c.toString()));
   replicas.push(replica);
   return replica;
 }

@@ -2,18 +2,12 @@
 // JSON logs kept in memory, observed through their /metrics and those logs. The logs give, per
 // replica, which keys it reconciled and when (a `reconciled` line is written as a pass ends and
 // carries its duration), so a test can tell who reconciled what and whether two overlapped.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { inject } from 'vitest';
 import { freePort } from '../../../tools/control-plane/control-plane.ts';
+import { spawnStencilRun, type StencilProcess } from './stencil-process.ts';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-
-export interface ShardReplica {
+export interface ShardReplica extends StencilProcess {
   name: string;
-  child: ChildProcess;
   metricsPort: number;
-  output: string;
 }
 
 export interface ShardReplicaOptions {
@@ -28,32 +22,21 @@ export async function startShardReplica(
   options: ShardReplicaOptions,
 ): Promise<ShardReplica> {
   const metricsPort = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      join(root, 'dist', 'cli.js'),
-      'run',
-      '--kubeconfig',
-      inject('kubeconfig'),
-      '--shards=auto',
-      `--lease-duration=${options.leaseDurationSeconds}`,
-      `--resync-period=${options.resyncSeconds}`,
-      `--namespaces=${options.namespaces.join(',')}`,
-      `--operator-namespace=${options.operatorNamespace}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      '--health-probe-bind-address=0',
-      '--webhook-port=0',
-      // One pass at a time: a wave keeps each replica busy for seconds.
-      '--concurrency=1',
-      '--log-level=debug',
-      '--log-format=json',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const replica: ShardReplica = { name, child, metricsPort, output: '' };
-  child.stdout?.on('data', (c: Buffer) => (replica.output += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (replica.output += c.toString()));
-  return replica;
+  const running = spawnStencilRun([
+    '--shards=auto',
+    `--lease-duration=${options.leaseDurationSeconds}`,
+    `--resync-period=${options.resyncSeconds}`,
+    `--namespaces=${options.namespaces.join(',')}`,
+    `--operator-namespace=${options.operatorNamespace}`,
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+    '--health-probe-bind-address=0',
+    '--webhook-port=0',
+    // One pass at a time: a wave keeps each replica busy for seconds.
+    '--concurrency=1',
+    '--log-level=debug',
+    '--log-format=json',
+  ]);
+  return Object.assign(running, { name, metricsPort });
 }
 
 export const alive = (r: ShardReplica): boolean =>

@@ -1,0 +1,25 @@
+// `stencil run` as a process (the built dist/cli.js) against the test control plane, its stdout
+// and stderr kept in `output` as they arrive.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+export interface StencilProcess {
+  child: ChildProcess;
+  output: string;
+}
+
+/** Starts `stencil run --kubeconfig <the test admin's> …args`. */
+export function spawnStencilRun(args: string[]): StencilProcess {
+  const child = spawn(
+    process.execPath,
+    [join(root, 'dist', 'cli.js'), 'run', '--kubeconfig', inject('kubeconfig'), ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const running: StencilProcess = { child, output: '' };
+  child.stdout?.on('data', (c: Buffer) => (running.output += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (running.output += c.toString()));
+  return running;
+}
