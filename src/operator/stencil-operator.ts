@@ -17,6 +17,7 @@ import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './caches.ts';
 import { DependencyWatches } from './dependency-watches.ts';
 import { EventRouter, requestOf } from './event-routing.ts';
+import { InstanceSets } from './instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
@@ -58,6 +59,8 @@ const EVENT_DRAIN_MS = 2_000;
 export class StencilOperator {
   readonly instances: Controller;
   readonly templates: Controller;
+  /** TemplateInstanceSets (ADR 0014). */
+  readonly sets: InstanceSets;
   readonly dependencies: DependencyWatches;
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
@@ -103,6 +106,14 @@ export class StencilOperator {
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
       observer: this.observer('template'),
     });
+    this.sets = new InstanceSets({
+      ...options,
+      cluster,
+      caches: cache,
+      concurrency: 1,
+      observer: this.observer('templateinstanceset'),
+      now,
+    });
   }
 
   private observer(controller: string): QueueObserver {
@@ -121,7 +132,8 @@ export class StencilOperator {
       connection.kubeConfig,
       connection.listWatch,
       (shell) => {
-        this.caches.watch(shell, this.options.namespaces, router.handlers());
+        this.caches.watch(shell, this.options.namespaces, this.sets.routing(router.handlers()));
+        this.sets.watch(shell);
         return Promise.resolve();
       },
       (level, message, fields) => log[level](message, fields),
@@ -151,6 +163,7 @@ export class StencilOperator {
     this.options.metrics?.leader.set(1);
     this.instances.start();
     this.templates.start();
+    this.sets.controller.start();
     void this.webhook?.refresh();
   }
 
@@ -165,6 +178,7 @@ export class StencilOperator {
         // any write that still gets through).
         void this.instances.abortNow();
         void this.templates.abortNow();
+        void this.sets.controller.abortNow();
       },
     });
   }
@@ -184,6 +198,7 @@ export class StencilOperator {
   resyncAll(): void {
     for (const template of this.caches.templates()) this.templates.enqueue(requestOf(template));
     for (const instance of this.caches.instances()) this.instances.enqueue(requestOf(instance));
+    this.sets.resync();
   }
 
   ready(): boolean {
@@ -195,14 +210,22 @@ export class StencilOperator {
    * be waiting for a retry).
    */
   async idle(): Promise<void> {
-    await Promise.all([this.instances.queue.idle(), this.templates.queue.idle()]);
+    await Promise.all([
+      this.instances.queue.idle(),
+      this.templates.queue.idle(),
+      this.sets.controller.queue.idle(),
+    ]);
     await this.events.drain(EVENT_DRAIN_MS);
   }
 
   /** Stops taking work, lets in-flight reconciles finish (bounded), stops the watches. */
   async stop(graceMs = 10_000): Promise<void> {
     clearInterval(this.resyncTimer);
-    await Promise.all([this.instances.shutdown(graceMs), this.templates.shutdown(graceMs)]);
+    await Promise.all([
+      this.instances.shutdown(graceMs),
+      this.templates.shutdown(graceMs),
+      this.sets.controller.shutdown(graceMs),
+    ]);
     await this.events.drain(EVENT_DRAIN_MS);
     await this.webhook?.stop();
     await this.elector
