@@ -307,7 +307,7 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
         template: { spec: { templateRef: { name: 'no-such-template', namespace: platform } } },
         overrides: undefined,
       },
-    } as KubeObject);
+    });
     const status = await eventually(async () => {
       const s = await setStatus(name);
       return conditionOf(s)?.reason === 'TemplateNotFound' && s;
