@@ -247,6 +247,13 @@ export const CRD_SCHEMAS = {
   TemplateInstanceSet_v1alpha1: {
     type: 'object',
     required: ['spec'],
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.metadata) || !has(self.metadata.name) || self.metadata.name.size() <= 63',
+        message:
+          "a TemplateInstanceSet's name is at most 63 characters: it is the value of the stencil.dev/instance-set label on the instances it stamps",
+      },
+    ],
     properties: {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },

@@ -168,6 +168,14 @@ describe('the selector and the Set spec', () => {
     expect(problems.map((p) => p.path)).toContain('spec.template.spec.templateRef.namespace');
     expect(validateAgainstCrd('TemplateInstanceSet', set())).toEqual([]);
   });
+
+  it('the CRD (offline validator) limits the name to 63 characters: it is a label value', () => {
+    const long = set();
+    long.metadata.name = 'x'.repeat(64);
+    expect(validateAgainstCrd('TemplateInstanceSet', long)[0]?.message).toContain(
+      'at most 63 characters',
+    );
+  });
 });
 
 describe('namespace overrides', () => {
@@ -485,7 +493,9 @@ describe('properties over random namespace fleets', () => {
     const views = namespaces.map((n) => ({
       name: n.name,
       labels: { ...(n.team ? { team: 'x' } : {}), ...(n.allowed ? { allowed: 'yes' } : {}) },
-      annotations: n.override ? { 'parameters.stencil.dev/replicas': n.override } : {},
+      annotations: Object.fromEntries(
+        n.override ? [['parameters.stencil.dev/replicas', n.override]] : [],
+      ),
       terminating: n.terminating,
     }));
     const all = existing.map((e) => {
@@ -512,12 +522,12 @@ describe('properties over random namespace fleets', () => {
       expect(desired).toBe(matching.length);
       expect(ready + failed).toBeLessThanOrEqual(desired);
       expect(plan.status.failingNamespaces?.length ?? 0).toBe(Math.min(failed, 20));
-      const permitted = new Set(matching.filter((n) => n.allowed).map((n) => n.name));
+      const permitted = new Set<string>(matching.filter((n) => n.allowed).map((n) => n.name));
       for (const i of plan.apply) expect(permitted.has(i.metadata.namespace ?? '')).toBe(true);
-      const foreign = existing.filter((e) => !e.ours).map((e) => e.namespace);
+      const foreign: string[] = existing.filter((e) => !e.ours).map((e) => e.namespace);
       for (const i of [...plan.apply, ...plan.remove])
         expect(foreign.includes(i.metadata.namespace ?? '')).toBe(false);
-      const matchingNames = new Set(matching.map((n) => n.name));
+      const matchingNames = new Set<string>(matching.map((n) => n.name));
       for (const i of plan.remove)
         expect(matchingNames.has(i.metadata.namespace ?? '')).toBe(false);
       expect(plan.ready.status === 'True').toBe(ready === desired);

@@ -361,4 +361,9 @@ describe('the TemplateInstanceSet CRD', () => {
     );
     expect(parameter).toContain('spec.overrides.configMap.parameters[0]');
   });
+
+  it('rejects a name longer than a label value may be', async () => {
+    const message = await rejectionOf(user.apply(setObject({}, `s${'x'.repeat(63)}`)));
+    expect(message).toContain('at most 63 characters');
+  });
 });
