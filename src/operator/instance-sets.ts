@@ -58,7 +58,7 @@ function namespaceView(namespace: ObjectHead): NamespaceView {
 }
 
 /** What a Set judges an instance by: its spec, metadata, readiness and the generation seen. */
-function instanceChanged(instance: TemplateInstance, old: TemplateInstance | undefined): boolean {
+export function instanceChanged(instance: TemplateInstance, old: TemplateInstance | undefined): boolean {
   if (specOrMetadataChanged(instance, old)) return true;
   const ready = (i: TemplateInstance | undefined): string =>
     JSON.stringify([
@@ -69,7 +69,7 @@ function instanceChanged(instance: TemplateInstance, old: TemplateInstance | und
   return ready(instance) !== ready(old);
 }
 
-function namespaceChanged(namespace: ObjectHead, old: ObjectHead | undefined): boolean {
+export function namespaceChanged(namespace: ObjectHead, old: ObjectHead | undefined): boolean {
   if (!old) return true;
   const view = (n: ObjectHead): string => JSON.stringify(namespaceView(n));
   return view(namespace) !== view(old);
