@@ -58,7 +58,10 @@ function namespaceView(namespace: ObjectHead): NamespaceView {
 }
 
 /** What a Set judges an instance by: its spec, metadata, readiness and the generation seen. */
-export function instanceChanged(instance: TemplateInstance, old: TemplateInstance | undefined): boolean {
+export function instanceChanged(
+  instance: TemplateInstance,
+  old: TemplateInstance | undefined,
+): boolean {
   if (specOrMetadataChanged(instance, old)) return true;
   const ready = (i: TemplateInstance | undefined): string =>
     JSON.stringify([
