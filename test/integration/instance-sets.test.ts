@@ -197,6 +197,20 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
         defaultValue: 'blue',
       },
     ]);
+    // Written once by the Set's own field manager; a pass over a settled Set writes nothing.
+    const managers = (stamped.metadata as { managedFields?: { manager?: string }[] }).managedFields;
+    expect(managers?.map((f) => f.manager)).toContain('stencil-instance-set');
+    const stampedLog = (): number =>
+      running.logs.filter((l) => l.includes('stamped instance') && l.includes(`${ns.n1}/`)).length;
+    expect(stampedLog()).toBe(1);
+    const setVersion = set.metadata.resourceVersion;
+    running.operator.sets.resync();
+    await running.operator.idle();
+    expect((await instanceIn(ns.n1))?.metadata.generation).toBe(stamped.metadata.generation);
+    expect((await get(API_VERSION, 'TemplateInstanceSet', SET))?.metadata.resourceVersion).toBe(
+      setVersion,
+    );
+    expect(stampedLog()).toBe(1);
   });
 
   it('re-renders when the ConfigMap override in the namespace changes', async () => {
