@@ -460,6 +460,34 @@ describe('a pass over the namespaces', () => {
   });
 });
 
+describe('precedence as a property', () => {
+  const maybe = fc.option(fc.string({ minLength: 1, maxLength: 6 }), { nil: undefined });
+  prop.prop([maybe, maybe, maybe, fc.boolean()], runs(300))(
+    'the stamped value is the highest level given: ConfigMap > namespace > Set > Template default',
+    (templateDefault, setValue, namespaceValue, fromConfigMap) => {
+      tried('precedence');
+      const t = template({
+        parameters: [
+          { name: 'p', type: 'string', ...(templateDefault ? { value: templateDefault } : {}) },
+        ],
+      });
+      const s = set({
+        ...(fromConfigMap ? { overrides: { configMap: { name: 'cm', parameters: ['p'] } } } : {}),
+      });
+      s.spec.template.spec.parameters = setValue ? [{ name: 'p', value: setValue }] : [];
+      const overrides = new Map(namespaceValue ? [['p', namespaceValue]] : []);
+      const p = stampedParameters(s, t, overrides).find((x) => x.name === 'p');
+      const literal = namespaceValue ?? setValue;
+      if (fromConfigMap) {
+        expect(p?.valueFrom).toEqual({ configMapKeyRef: { name: 'cm', key: 'p' } });
+        expect(p?.defaultValue).toBe(literal ?? templateDefault ?? '');
+        expect(p).not.toHaveProperty('value');
+      } else if (literal !== undefined) expect(p).toEqual({ name: 'p', value: literal });
+      else expect(p).toBeUndefined();
+    },
+  );
+});
+
 describe('properties over random namespace fleets', () => {
   const namespaceArb = fc.record({
     name: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
