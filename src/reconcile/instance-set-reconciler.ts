@@ -75,6 +75,17 @@ const instanceId = (
 
 const asObject = (instance: TemplateInstance): KubeObject => instance as unknown as KubeObject;
 
+/**
+ * The apply body, conditional on the live object's resourceVersion when there is one: should
+ * someone change it (drop the Set's label) after the check, the apply fails with a Conflict
+ * instead of taking it over.
+ */
+function conditional(body: TemplateInstance, live: TemplateInstance | undefined): KubeObject {
+  const resourceVersion = live?.metadata.resourceVersion;
+  if (!resourceVersion) return asObject(body);
+  return asObject({ ...body, metadata: { ...body.metadata, resourceVersion } });
+}
+
 export class InstanceSetReconciler implements Reconciler {
   constructor(private readonly deps: InstanceSetReconcilerDeps) {}
 
@@ -116,20 +127,28 @@ export class InstanceSetReconciler implements Reconciler {
     return pass.skipped > 0 ? { requeueAfter: STALE_CACHE_REQUEUE_MS } : {};
   }
 
-  /** The live instance, when it is still (or not yet) one this Set may write. */
-  private async writable(pass: Pass, instance: TemplateInstance): Promise<boolean> {
+  /**
+   * The live instance, or null when there is none: either way one this Set may write; undefined
+   * when it exists and is not the Set's (the cache was behind).
+   */
+  private async writable(
+    pass: Pass,
+    instance: TemplateInstance,
+  ): Promise<TemplateInstance | null | undefined> {
     const live = (await pass.cluster.get(instanceId(instance))) as TemplateInstance | undefined;
-    if (!live || stampedBy(live, pass.set)) return true;
+    if (!live) return null;
+    if (stampedBy(live, pass.set)) return live;
     pass.skipped++;
-    return false;
+    return undefined;
   }
 
   private async stamp(pass: Pass, instance: TemplateInstance): Promise<void> {
     const where = `${instance.metadata.namespace ?? ''}/${instance.metadata.name ?? ''}`;
     try {
       // The cache may be behind: an instance someone else just created is never taken over.
-      if (!(await this.writable(pass, instance))) return;
-      await pass.stamper.apply(asObject(instance));
+      const live = await this.writable(pass, instance);
+      if (live === undefined) return;
+      await pass.stamper.apply(conditional(instance, live ?? undefined));
       this.deps.log('info', 'stamped instance', { set: pass.set.metadata.name, instance: where });
     } catch (error) {
       pass.errors.push(`stamping ${where}: ${(error as Error).message}`);
@@ -141,7 +160,7 @@ export class InstanceSetReconciler implements Reconciler {
     try {
       const live = (await pass.cluster.get(instanceId(instance))) as TemplateInstance | undefined;
       if (!live || !stampedBy(live, pass.set)) return;
-      if (release) await pass.stamper.apply(asObject(releasedInstance(live)));
+      if (release) await pass.stamper.apply(conditional(releasedInstance(live), live));
       else await pass.cluster.delete(instanceId(live));
       this.deps.log('info', release ? 'released instance' : 'deleted instance', {
         set: pass.set.metadata.name,

@@ -213,6 +213,23 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
     expect(stampedLog()).toBe(1);
   });
 
+  it('re-stamps the instance when the namespace override changes', async () => {
+    const before = (await instanceIn(ns.n1))!;
+    await labelNamespace(
+      ns.n1,
+      { [ALLOWED]: 'yes', [TEAM]: 'x' },
+      { 'parameters.stencil.dev/greeting': 'hello again' },
+    );
+    await eventually(
+      async () => (await settingsIn(ns.n1))?.greeting === 'hello again',
+      'n1 greeting re-rendered',
+    );
+    expect((await instanceIn(ns.n1))?.metadata.generation).toBe(
+      (before.metadata.generation ?? 0) + 1,
+    );
+    await counts(2, 2, 0);
+  });
+
   it('re-renders when the ConfigMap override in the namespace changes', async () => {
     await user.apply({
       apiVersion: 'v1',
