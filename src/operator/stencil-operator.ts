@@ -107,7 +107,8 @@ export class StencilOperator {
       observer: this.observer('template'),
     });
     this.sets = new InstanceSets({
-      ...options,
+      namespaces: options.namespaces,
+      log: options.log,
       cluster,
       caches: cache,
       concurrency: 1,
