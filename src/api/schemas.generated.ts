@@ -244,6 +244,302 @@ export const CRD_SCHEMAS = {
       },
     },
   },
+  TemplateInstanceSet_v1alpha1: {
+    type: 'object',
+    required: ['spec'],
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.metadata) || !has(self.metadata.name) || self.metadata.name.size() <= 63',
+        message:
+          "a TemplateInstanceSet's name is at most 63 characters: it is the value of the stencil.dev/instance-set label on the instances it stamps",
+      },
+    ],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: {
+        type: 'object',
+        required: ['namespaceSelector', 'template'],
+        properties: {
+          namespaceSelector: {
+            description:
+              "The namespaces that get an instance (standard LabelSelector; {} matches every namespace). The Template's targetNamespaces still decide which of them may.",
+            type: 'object',
+            'x-kubernetes-map-type': 'atomic',
+            properties: {
+              matchLabels: {
+                type: 'object',
+                maxProperties: 64,
+                additionalProperties: { type: 'string', maxLength: 63 },
+              },
+              matchExpressions: {
+                type: 'array',
+                maxItems: 64,
+                items: {
+                  type: 'object',
+                  required: ['key', 'operator'],
+                  'x-kubernetes-validations': [
+                    {
+                      rule: "(has(self.operator) && (self.operator == 'In' || self.operator == 'NotIn')) ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+                      message:
+                        'namespaceSelector.matchExpressions: In and NotIn need values; Exists and DoesNotExist take none',
+                    },
+                  ],
+                  properties: {
+                    key: { type: 'string', minLength: 1, maxLength: 317 },
+                    operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
+                    values: {
+                      type: 'array',
+                      maxItems: 256,
+                      items: { type: 'string', maxLength: 63 },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          instanceName: {
+            description: "Name of every instance the Set stamps; default the Set's own name.",
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+            pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+          },
+          preserveOnRemoval: {
+            description:
+              'A namespace that stops matching keeps its instance, released from the Set (label and ownerReference removed), instead of losing it.',
+            type: 'boolean',
+          },
+          overrides: {
+            type: 'object',
+            properties: {
+              configMap: {
+                description:
+                  'For each listed parameter, the instance reads the key of that name from this ConfigMap in its own namespace, falling back to the value of lower precedence (Template default < template.spec.parameters < namespace).',
+                type: 'object',
+                required: ['name', 'parameters'],
+                properties: {
+                  name: { type: 'string', minLength: 1, maxLength: 253 },
+                  parameters: {
+                    type: 'array',
+                    minItems: 1,
+                    maxItems: 256,
+                    'x-kubernetes-list-type': 'set',
+                    items: {
+                      type: 'string',
+                      minLength: 1,
+                      maxLength: 128,
+                      pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          template: {
+            description: 'The instance stamped into each namespace.',
+            type: 'object',
+            required: ['spec'],
+            properties: {
+              metadata: {
+                type: 'object',
+                properties: {
+                  labels: {
+                    type: 'object',
+                    maxProperties: 64,
+                    additionalProperties: { type: 'string', maxLength: 63 },
+                  },
+                  annotations: {
+                    type: 'object',
+                    maxProperties: 64,
+                    additionalProperties: { type: 'string' },
+                  },
+                },
+              },
+              spec: {
+                type: 'object',
+                required: ['templateRef'],
+                'x-kubernetes-validations': [
+                  {
+                    rule: '!has(self.ttl)',
+                    message:
+                      'template.spec.ttl is not supported: the Set would stamp an expired instance again',
+                  },
+                ],
+                properties: {
+                  ttl: { description: 'Not supported in a Set (rejected).', type: 'string' },
+                  templateRef: {
+                    type: 'object',
+                    required: ['name', 'namespace'],
+                    properties: {
+                      name: { type: 'string', minLength: 1, maxLength: 253 },
+                      namespace: {
+                        description:
+                          'Required here (a cluster-scoped Set has no namespace of its own).',
+                        type: 'string',
+                        minLength: 1,
+                        maxLength: 63,
+                      },
+                      revision: {
+                        description: 'Pin every stamped instance to this TemplateRevision.',
+                        type: 'integer',
+                        format: 'int64',
+                        minimum: 1,
+                      },
+                    },
+                  },
+                  parameters: {
+                    type: 'array',
+                    maxItems: 256,
+                    'x-kubernetes-list-type': 'map',
+                    'x-kubernetes-list-map-keys': ['name'],
+                    items: {
+                      description:
+                        'A parameter value: set exactly one of value or valueFrom; defaultValue only together with valueFrom.',
+                      type: 'object',
+                      required: ['name'],
+                      oneOf: [{ required: ['value'] }, { required: ['valueFrom'] }],
+                      not: { required: ['value', 'defaultValue'] },
+                      properties: {
+                        name: {
+                          type: 'string',
+                          minLength: 1,
+                          maxLength: 128,
+                          pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+                        },
+                        value: {
+                          description: 'Literal value; any JSON value.',
+                          'x-kubernetes-preserve-unknown-fields': true,
+                        },
+                        defaultValue: {
+                          description: 'Used when valueFrom fails to resolve; any JSON value.',
+                          'x-kubernetes-preserve-unknown-fields': true,
+                        },
+                        valueFrom: {
+                          description:
+                            "As in a TemplateInstance; namespaces default to the stamped instance's.",
+                          type: 'object',
+                          'x-kubernetes-validations': [
+                            {
+                              rule: '[has(self.secretKeyRef), has(self.configMapKeyRef), has(self.objectFieldRef)].filter(s, s).size() == 1',
+                              message:
+                                'valueFrom must set exactly one of secretKeyRef, configMapKeyRef, objectFieldRef',
+                            },
+                          ],
+                          properties: {
+                            secretKeyRef: {
+                              type: 'object',
+                              required: ['name', 'key'],
+                              properties: {
+                                name: { type: 'string', minLength: 1, maxLength: 253 },
+                                key: { type: 'string', minLength: 1, maxLength: 253 },
+                                namespace: { type: 'string', minLength: 1, maxLength: 63 },
+                              },
+                            },
+                            configMapKeyRef: {
+                              type: 'object',
+                              required: ['name', 'key'],
+                              properties: {
+                                name: { type: 'string', minLength: 1, maxLength: 253 },
+                                key: { type: 'string', minLength: 1, maxLength: 253 },
+                                namespace: { type: 'string', minLength: 1, maxLength: 63 },
+                              },
+                            },
+                            objectFieldRef: {
+                              type: 'object',
+                              required: ['apiVersion', 'kind', 'jsonPath'],
+                              properties: {
+                                apiVersion: { type: 'string', minLength: 1, maxLength: 253 },
+                                kind: { type: 'string', minLength: 1, maxLength: 63 },
+                                name: { type: 'string', minLength: 1, maxLength: 253 },
+                                namespace: { type: 'string', minLength: 1, maxLength: 63 },
+                                jsonPath: {
+                                  type: 'string',
+                                  minLength: 1,
+                                  maxLength: 1024,
+                                  'x-kubernetes-validations': [
+                                    {
+                                      rule: 'self.startsWith(".")',
+                                      message:
+                                        'jsonPath must start with "." (kubectl style, e.g. .status.podIP)',
+                                    },
+                                    {
+                                      rule: '!(self.startsWith("{") && self.endsWith("}"))',
+                                      message:
+                                        'jsonPath must not be wrapped in {}: write .a.b, not {.a.b}',
+                                    },
+                                  ],
+                                },
+                              },
+                            },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      status: {
+        type: 'object',
+        properties: {
+          observedGeneration: { type: 'integer', format: 'int64' },
+          desired: {
+            description: 'Namespaces the selector matches.',
+            type: 'integer',
+            format: 'int64',
+          },
+          ready: {
+            description: 'Of them, those whose instance is Ready.',
+            type: 'integer',
+            format: 'int64',
+          },
+          failed: {
+            description:
+              'Of them, those refused (policy, conflict, override) or whose instance failed.',
+            type: 'integer',
+            format: 'int64',
+          },
+          failingNamespaces: {
+            description:
+              'The first failing namespaces by name (at most 20); failed counts them all.',
+            type: 'array',
+            maxItems: 20,
+            items: {
+              type: 'object',
+              required: ['namespace', 'reason'],
+              properties: {
+                namespace: { type: 'string' },
+                reason: { type: 'string', maxLength: 1024 },
+                message: { type: 'string', maxLength: 4096 },
+              },
+            },
+          },
+          conditions: {
+            type: 'array',
+            'x-kubernetes-list-type': 'map',
+            'x-kubernetes-list-map-keys': ['type'],
+            items: {
+              type: 'object',
+              required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+              properties: {
+                type: { type: 'string', maxLength: 316 },
+                status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+                observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
+                lastTransitionTime: { type: 'string', format: 'date-time' },
+                reason: { type: 'string', maxLength: 1024 },
+                message: { type: 'string', maxLength: 32768 },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
   TemplateRevision_v1alpha1: {
     type: 'object',
     required: ['spec'],

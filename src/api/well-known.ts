@@ -54,3 +54,12 @@ export const FINALIZER_TEMPLATE = `${GROUP}/template`;
 export const MAX_RESOURCES = 500;
 /** Upper bound on rendered text per instance (SPEC §5). */
 export const MAX_RENDERED_BYTES = 2 * 1024 * 1024;
+
+export const TEMPLATE_INSTANCE_SET_KIND = 'TemplateInstanceSet';
+export const TEMPLATE_INSTANCE_SET_PLURAL = 'templateinstancesets';
+/** On a TemplateInstance: the TemplateInstanceSet that stamped it (and owns it). */
+export const LABEL_INSTANCE_SET = `${GROUP}/instance-set`;
+/** Field manager of the instances a TemplateInstanceSet stamps (server-side apply). */
+export const INSTANCE_SET_FIELD_MANAGER = 'stencil-instance-set';
+/** Namespace label/annotation prefix: `parameters.stencil.dev/<parameter>: <value>`. */
+export const PARAMETER_OVERRIDE_PREFIX = `parameters.${GROUP}/`;

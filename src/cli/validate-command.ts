@@ -69,6 +69,13 @@ function instanceLines(
   return { lines: [`${prefix}: valid against Template ${nameOf(template)}`], ok: true };
 }
 
+/** A TemplateInstanceSet: its schema only (what it stamps depends on the cluster's namespaces). */
+function setLines(doc: LoadedDocument, prefix: string): { lines: string[]; ok: boolean } {
+  const problems = validateAgainstCrd('TemplateInstanceSet', doc.value);
+  if (problems.length > 0) return { lines: problemLines(prefix, problems), ok: false };
+  return { lines: [`${prefix}: valid (schema only)`], ok: true };
+}
+
 function templatesByName(docs: LoadedDocument[]): Map<string, Template> {
   const templates = new Map<string, Template>();
   for (const d of docs.filter((doc) => kindOf(doc.value) === 'Template')) {
@@ -89,6 +96,12 @@ export function validateCommand(argv: string[]): CommandResult {
   for (const doc of docs) {
     const kind = kindOf(doc.value);
     const prefix = `${doc.file}#${doc.index} ${kind ?? '(no kind)'} ${nameOf(doc.value)}`;
+    if (kind === 'TemplateInstanceSet') {
+      const result = setLines(doc, prefix);
+      (result.ok ? out : err).push(...result.lines);
+      ok &&= result.ok;
+      continue;
+    }
     if (kind !== 'Template' && kind !== 'TemplateInstance') {
       err.push(`${prefix}: skipped (not a Stencil resource)`);
       continue;

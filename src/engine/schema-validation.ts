@@ -9,7 +9,7 @@ import { compileCel, isTransitionRule } from './cel.ts';
 import { pruneNulls } from './null-pruning.ts';
 import type { Problem } from './problem.ts';
 
-export type CrdKind = 'Template' | 'TemplateInstance' | 'TemplateRevision';
+export type CrdKind = 'Template' | 'TemplateInstance' | 'TemplateRevision' | 'TemplateInstanceSet';
 
 /** Reason given to schema problems (SPEC §1 `SpecInvalid`). */
 export const SCHEMA_REASON = 'SpecInvalid';
@@ -117,6 +117,7 @@ function validatorFor(kind: CrdKind): ValidateFunction {
       ['Template', ajv.compile(CRD_SCHEMAS.Template_v1alpha1)],
       ['TemplateInstance', ajv.compile(CRD_SCHEMAS.TemplateInstance_v1alpha1)],
       ['TemplateRevision', ajv.compile(CRD_SCHEMAS.TemplateRevision_v1alpha1)],
+      ['TemplateInstanceSet', ajv.compile(CRD_SCHEMAS.TemplateInstanceSet_v1alpha1)],
     ]);
   }
   const validator = validators.get(kind);

@@ -37,12 +37,14 @@ interface Shared {
 export class KubeCluster implements ClusterPort {
   private readonly shared: Shared;
   private readonly signal: AbortSignal | undefined;
+  /** The field manager of this view's applies (the shared one unless a view chose its own). */
+  private readonly fieldManager: string;
 
   constructor(
     http: KubeHttp,
     reportingInstance = 'stencil',
     fieldManager = FIELD_MANAGER,
-    bound?: { shared: Shared; signal: AbortSignal },
+    bound?: { shared: Shared; signal?: AbortSignal; fieldManager?: string },
   ) {
     this.shared = bound?.shared ?? {
       http,
@@ -53,6 +55,7 @@ export class KubeCluster implements ClusterPort {
       fence: undefined,
     };
     this.signal = bound?.signal;
+    this.fieldManager = bound?.fieldManager ?? this.shared.fieldManager;
   }
 
   get discovery(): Discovery {
@@ -64,7 +67,17 @@ export class KubeCluster implements ClusterPort {
   }
 
   bind(signal: AbortSignal): KubeCluster {
-    return new KubeCluster(this.http, undefined, undefined, { shared: this.shared, signal });
+    const { shared, fieldManager } = this;
+    return new KubeCluster(this.http, undefined, undefined, { shared, signal, fieldManager });
+  }
+
+  /**
+   * This port, applying under another field manager (e.g. the instances a TemplateInstanceSet
+   * stamps); everything else, the write fence included, is shared.
+   */
+  withFieldManager(fieldManager: string): KubeCluster {
+    const { shared, signal } = this;
+    return new KubeCluster(this.http, undefined, undefined, { shared, signal, fieldManager });
   }
 
   /**
@@ -154,7 +167,7 @@ export class KubeCluster implements ClusterPort {
         path,
         signal: this.signal,
         query: {
-          fieldManager: this.shared.fieldManager,
+          fieldManager: this.fieldManager,
           force: 'true',
           dryRun: options.dryRun ? 'All' : undefined,
         },

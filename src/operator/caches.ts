@@ -6,6 +6,7 @@ import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import {
   GROUP,
+  LABEL_INSTANCE_SET,
   TEMPLATE_INSTANCE_PLURAL,
   TEMPLATE_PLURAL,
   TEMPLATE_REVISION_PLURAL,
@@ -18,6 +19,7 @@ import type { CacheReader } from '../reconcile/reader.ts';
 
 const BY_TEMPLATE = 'template';
 const BY_NAMESPACE = 'namespace';
+const BY_SET = 'instance-set';
 
 function templateKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
@@ -52,6 +54,9 @@ export class OperatorCaches implements CacheReader {
         return [templateKey(ref.namespace, ref.name)];
       });
       instances.addIndex(BY_NAMESPACE, (instance) => [instance.metadata.namespace ?? '']);
+      instances.addIndex(BY_SET, (i) =>
+        [i.metadata.labels?.[LABEL_INSTANCE_SET] ?? ''].filter(Boolean),
+      );
       this.instanceInformers.push(instances);
       this.templateInformers.push(
         shell.watch<Template>(
@@ -86,6 +91,24 @@ export class OperatorCaches implements CacheReader {
   /** The instances in one namespace. */
   instancesIn(namespace: string): TemplateInstance[] {
     return this.instanceInformers.flatMap((i) => i.byIndex(BY_NAMESPACE, namespace));
+  }
+
+  /** Instances labelled as stamped by the TemplateInstanceSet of this name (ADR 0014). */
+  instancesOfSet(setName: string): TemplateInstance[] {
+    return this.instanceInformers.flatMap((i) => i.byIndex(BY_SET, setName));
+  }
+
+  instance(namespace: string, name: string): TemplateInstance | undefined {
+    for (const informer of this.instanceInformers) {
+      const instance = informer.get(namespace, name);
+      if (instance) return instance;
+    }
+    return undefined;
+  }
+
+  /** Every namespace as the cache has it (labels and annotations). */
+  namespaces(): ObjectHead[] {
+    return this.namespaceInformer?.list() ?? [];
   }
 
   instances(): TemplateInstance[] {

@@ -17,6 +17,7 @@ import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './caches.ts';
 import { DependencyWatches } from './dependency-watches.ts';
 import { EventRouter, requestOf } from './event-routing.ts';
+import { InstanceSets } from './instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
@@ -62,6 +63,8 @@ const EVENT_DRAIN_MS = 2_000;
 export class StencilOperator {
   readonly instances: Controller;
   readonly templates: Controller;
+  /** TemplateInstanceSets (ADR 0014). */
+  readonly sets: InstanceSets;
   readonly dependencies: DependencyWatches;
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
@@ -113,6 +116,17 @@ export class StencilOperator {
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
       observer: this.observer('template'),
     });
+    this.sets = new InstanceSets({
+      namespaces: options.namespaces,
+      log: options.log,
+      cluster,
+      caches: cache,
+      concurrency: 1,
+      observer: this.observer('templateinstanceset'),
+      // A Set is cluster-scoped: its key's namespace is "", owned by one shard.
+      admit: (key) => this.ownsKey(key),
+      now,
+    });
   }
 
   /** Whether this replica reconciles `namespace` (always, unless sharded). */
@@ -140,7 +154,8 @@ export class StencilOperator {
       connection.kubeConfig,
       connection.listWatch,
       (shell) => {
-        this.caches.watch(shell, this.options.namespaces, router.handlers());
+        this.caches.watch(shell, this.options.namespaces, this.sets.routing(router.handlers()));
+        this.sets.watch(shell);
         return Promise.resolve();
       },
       (level, message, fields) => log[level](message, fields),
@@ -171,8 +186,7 @@ export class StencilOperator {
   private lead(): void {
     this.leading = true;
     this.options.metrics?.leader.set(1);
-    this.instances.start();
-    this.templates.start();
+    for (const controller of this.controllers) controller.start();
     void this.webhook?.refresh();
   }
 
@@ -185,10 +199,17 @@ export class StencilOperator {
         this.options.metrics?.leader.set(0);
         // Abort in-flight work at once: no drain may outlive the Lease (the write fence refuses
         // any write that still gets through).
-        void this.instances.abortNow();
-        void this.templates.abortNow();
+        this.abortAll();
       },
     });
+  }
+
+  private get controllers(): Controller[] {
+    return [this.instances, this.templates, this.sets.controller];
+  }
+
+  private abortAll(): void {
+    for (const controller of this.controllers) void controller.abortNow();
   }
 
   /**
@@ -200,10 +221,7 @@ export class StencilOperator {
     const notOwned = (key: string): boolean => !this.ownsKey(key);
     await shard.start({
       narrowed: async () => {
-        await Promise.all([
-          this.instances.queue.abortWhere(notOwned),
-          this.templates.queue.abortWhere(notOwned),
-        ]);
+        await Promise.all(this.controllers.map((c) => c.queue.abortWhere(notOwned)));
         let released = 0;
         for (const instance of this.caches.instances()) {
           const key = `${instance.metadata.namespace}/${instance.metadata.name}`;
@@ -218,8 +236,12 @@ export class StencilOperator {
         }
       },
       widened: (gained) => {
-        // The cluster-scoped key came here: this replica now writes the webhook's configuration.
-        if (gained('')) void this.webhook?.refresh();
+        // The cluster-scoped key came here: this replica now runs the Sets and writes the
+        // webhook's configuration.
+        if (gained('')) {
+          this.sets.resync();
+          void this.webhook?.refresh();
+        }
         let taken = 0;
         for (const template of this.caches.templates())
           if (gained(template.metadata.namespace ?? ''))
@@ -235,8 +257,7 @@ export class StencilOperator {
       },
       lost: (why) => {
         log.warn('left the shard group', { why });
-        void this.instances.abortNow();
-        void this.templates.abortNow();
+        this.abortAll();
       },
     });
   }
@@ -262,6 +283,7 @@ export class StencilOperator {
   resyncAll(): void {
     for (const template of this.caches.templates()) this.templates.enqueue(requestOf(template));
     for (const instance of this.caches.instances()) this.instances.enqueue(requestOf(instance));
+    this.sets.resync();
   }
 
   ready(): boolean {
@@ -273,14 +295,14 @@ export class StencilOperator {
    * be waiting for a retry).
    */
   async idle(): Promise<void> {
-    await Promise.all([this.instances.queue.idle(), this.templates.queue.idle()]);
+    await Promise.all(this.controllers.map((c) => c.queue.idle()));
     await this.events.drain(EVENT_DRAIN_MS);
   }
 
   /** Stops taking work, lets in-flight reconciles finish (bounded), stops the watches. */
   async stop(graceMs = 10_000): Promise<void> {
     clearInterval(this.resyncTimer);
-    await Promise.all([this.instances.shutdown(graceMs), this.templates.shutdown(graceMs)]);
+    await Promise.all(this.controllers.map((c) => c.shutdown(graceMs)));
     await this.events.drain(EVENT_DRAIN_MS);
     await this.webhook?.stop();
     await this.elector

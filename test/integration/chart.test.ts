@@ -19,10 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../src/api/object-meta.ts';
-import { API_VERSION } from '../../src/api/well-known.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
 import { ensureHelm } from '../../tools/control-plane/binaries.ts';
-import { applyManifests, readManifests } from '../../tools/local/apply-manifests.ts';
+import { applyManifests, readManifests, samplePhase } from '../../tools/local/apply-manifests.ts';
 import {
   installOperatorIdentity,
   removeClusterScoped,
@@ -222,6 +221,8 @@ describe('the operator under exactly the chart RBAC', () => {
   const renamed = (name: string): string => `${name}-${suffix}`;
   const platform = renamed('platform');
   const teamA = renamed('team-a');
+  const teamD = renamed('team-d');
+  const teamE = renamed('team-e');
   const fullname = `stencil-rbac-${suffix}`;
   const configuration = `stencil-strict-chart-${suffix}`;
   let operatorNamespace: string;
@@ -229,9 +230,10 @@ describe('the operator under exactly the chart RBAC', () => {
   let operatorConnection: KubeConnection;
   let running: RunningOperator | undefined;
   let instances: KubeObject[];
+  let sets: KubeObject[];
   const rbacObjects: KubeObject[] = [];
 
-  // What the nine samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
+  // What the ten samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
   // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
   // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
   const writeVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
@@ -286,14 +288,14 @@ describe('the operator under exactly the chart RBAC', () => {
       kubeconfigPath,
     ));
 
-    // The nine samples, with their namespaces renamed (platform, team-a, team-b, team-c).
+    // The ten samples, with their namespaces renamed (platform, team-a to team-e).
     const samples = join(scratch, 'samples');
     const files: string[] = [];
     for (const sample of readdirSync(join(root, 'samples'))) {
       mkdirSync(join(samples, sample), { recursive: true });
       for (const file of ['objects.yaml', 'template.yaml', 'instance.yaml']) {
         const text = readFileSync(join(root, 'samples', sample, file), 'utf8').replace(
-          /\b(platform|team-a|team-b|team-c)\b/g,
+          /\b(platform|team-a|team-b|team-c|team-d|team-e)\b/g,
           (name) => renamed(name),
         );
         writeFileSync(join(samples, sample, file), text);
@@ -303,9 +305,12 @@ describe('the operator under exactly the chart RBAC', () => {
     const manifests = readManifests(files);
     instances = manifests.filter((o) => o.kind === 'TemplateInstance');
     expect(instances).toHaveLength(9);
+    // samples/namespace-fanout: one TemplateInstanceSet, stamping into team-d and team-e.
+    sets = manifests.filter((o) => o.kind === 'TemplateInstanceSet');
+    expect(sets).toHaveLength(1);
     expect(new Set(instances.map((i) => i.metadata.namespace))).toEqual(new Set([platform, teamA]));
 
-    running = await startOperator([platform, teamA], kubeconfigPath, {
+    running = await startOperator([platform, teamA, teamD, teamE], kubeconfigPath, {
       leaderElection: {
         identity: `chart-test-${suffix}`,
         namespace: operatorNamespace,
@@ -364,15 +369,9 @@ describe('the operator under exactly the chart RBAC', () => {
     await eventually(
       async () => {
         pending = [];
-        for (const instance of instances) {
-          const live = (await admin.cluster.get({
-            apiVersion: API_VERSION,
-            kind: 'TemplateInstance',
-            name: instance.metadata.name!,
-            namespace: instance.metadata.namespace,
-          })) as { status?: { phase?: string; conditions?: unknown[] } } | undefined;
-          if (live?.status?.phase !== 'Ready')
-            pending.push({ instance: label(instance), status: live?.status });
+        for (const instance of [...instances, ...sets]) {
+          const phase = await samplePhase(admin.cluster, instance);
+          if (phase !== 'Ready') pending.push({ instance: label(instance), phase });
         }
         return pending.length === 0;
       },
@@ -408,6 +407,18 @@ describe('the operator under exactly the chart RBAC', () => {
       ['grpc', 9000, 9000],
     ]);
     expect(await get('v1', 'Namespace', renamed('team-c'))).toBeDefined();
+    // samples/namespace-fanout: the Set's instance in team-e, with the label and ConfigMap overrides.
+    expect((await get('v1', 'ConfigMap', 'tenant-settings', teamE))?.data).toMatchObject({
+      LOG_LEVEL: 'warn',
+      // (renamed with the namespaces: team-e-oncall@ became <team-e renamed>-oncall@)
+      SUPPORT_CONTACT: `${teamE}-oncall@example.com`,
+    });
+    expect((await get('v1', 'ResourceQuota', 'tenant-pod-quota', teamE))?.spec).toEqual({
+      hard: { pods: '50' },
+    });
+    expect((await get('v1', 'ConfigMap', 'tenant-settings', teamD))?.data).toMatchObject({
+      LOG_LEVEL: 'debug',
+    });
     expect(
       await get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'tenant-admins', renamed('team-c')),
     ).toBeDefined();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
-import { applyManifests, readManifests } from '../../tools/local/apply-manifests.ts';
+import { applyManifests, readManifests, samplePhase } from '../../tools/local/apply-manifests.ts';
 import { eventRecorded } from './support/instances.ts';
 import { eventually, userClient } from './support/operator.ts';
 
@@ -58,15 +58,7 @@ it('reconciles every sample to Ready', async () => {
   );
   await eventually(
     async () => {
-      for (const i of expected) {
-        const live = (await user.get({
-          apiVersion: API_VERSION,
-          kind: 'TemplateInstance',
-          name: i.metadata.name!,
-          namespace: i.metadata.namespace,
-        })) as { status?: { phase?: string } } | undefined;
-        if (live?.status?.phase !== 'Ready') return false;
-      }
+      for (const i of expected) if ((await samplePhase(user, i)) !== 'Ready') return false;
       return true;
     },
     'every sample instance to be Ready',
@@ -81,6 +73,17 @@ it('reconciles every sample to Ready', async () => {
     }),
   ).toBeDefined();
   expect(await user.get({ apiVersion: 'v1', kind: 'Namespace', name: 'team-c' })).toBeDefined();
+  // samples/namespace-fanout: the Set stamped team-e's settings with its label and ConfigMap.
+  expect(
+    (
+      await user.get({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: 'tenant-settings',
+        namespace: 'team-e',
+      })
+    )?.data,
+  ).toEqual({ LOG_LEVEL: 'warn', SUPPORT_CONTACT: 'team-e-oncall@example.com' });
 }, 90_000);
 
 it('never puts a Secret value in status, events or logs', async () => {

@@ -8,12 +8,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { API_VERSION } from '../../src/api/well-known.ts';
 import { connect } from '../../src/kube/connection.ts';
 import { ensureKubectl } from '../control-plane/binaries.ts';
 import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
 import { installCrds } from '../control-plane/crds.ts';
-import { applyManifests, readManifests } from './apply-manifests.ts';
+import { applyManifests, readManifests, samplePhase } from './apply-manifests.ts';
 import { deployRbac, installOperatorIdentity, withShardingRbac } from './operator-identity.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -140,22 +139,16 @@ const expected = readManifests(samples.map((s) => join(root, 'samples', s, 'inst
 const deadline = Date.now() + 120_000;
 for (;;) {
   const phases = await Promise.all(
-    expected.map(async (i) => {
-      const live = (await cluster.get({
-        apiVersion: API_VERSION,
-        kind: 'TemplateInstance',
-        name: i.metadata.name!,
-        namespace: i.metadata.namespace,
-      })) as { status?: { phase?: string } } | undefined;
-      return {
-        name: `${i.metadata.namespace}/${i.metadata.name}`,
-        phase: live?.status?.phase ?? 'Pending',
-      };
-    }),
+    expected.map(async (i) => ({
+      name: i.metadata.namespace
+        ? `${i.metadata.namespace}/${i.metadata.name}`
+        : `${i.kind} ${i.metadata.name}`,
+      phase: await samplePhase(cluster, i),
+    })),
   );
   if (phases.every((p) => p.phase === 'Ready') || Date.now() > deadline) {
-    console.log('\nTemplateInstances:');
-    for (const p of phases) console.log(`  ${p.name.padEnd(28)} ${p.phase}`);
+    console.log('\nTemplateInstances (and TemplateInstanceSets):');
+    for (const p of phases) console.log(`  ${p.name.padEnd(36)} ${p.phase}`);
     break;
   }
   await new Promise((r) => setTimeout(r, 500));
@@ -167,6 +160,7 @@ Stencil is running against a local control plane. In another shell:
 
   export KUBECONFIG=${kubeconfig}
   ${kubectlPath} get templateinstances -A
+  ${kubectlPath} get templateinstancesets        # tplis: one instance per matching namespace
   ${kubectlPath} get deployment,service,ingress -n team-a -l stencil.dev/instance-name=shop
   ${kubectlPath} annotate networkpolicy default-deny -n team-a example.com/owner=me   # refused: strict mode
 
