@@ -46,7 +46,13 @@ import {
 } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
 import { EventSender } from './event-sender.ts';
-import type { CacheReader, DependencyTracker, ReconcileMetrics, Trigger } from './reader.ts';
+import type {
+  CacheReader,
+  DependencyTracker,
+  ReconcileLog,
+  ReconcileMetrics,
+  Trigger,
+} from './reader.ts';
 import { deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
 import { templateFor, type TemplateChoice } from './template-content.ts';
 
@@ -72,11 +78,7 @@ export interface InstanceReconcilerDeps {
   /** Where Events go (sent beside the passes); one of its own when not given. */
   events?: EventSender;
   now: () => Date;
-  log: (
-    level: 'debug' | 'info' | 'warn' | 'error',
-    message: string,
-    fields: Record<string, unknown>,
-  ) => void;
+  log: ReconcileLog;
 }
 
 /** Retried with backoff by the work queue; its message is already in the status. */

@@ -27,6 +27,7 @@ import {
 import { mergePatchReplacing } from '../engine/json-map.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
+import type { ReconcileLog } from './reader.ts';
 
 /** What the Set reconciler reads from the operator's caches. */
 export interface InstanceSetCache {
@@ -45,11 +46,7 @@ export interface InstanceSetReconcilerDeps {
   stamper: ClusterPort;
   cache: InstanceSetCache;
   now: () => Date;
-  log: (
-    level: 'debug' | 'info' | 'warn' | 'error',
-    message: string,
-    fields: Record<string, unknown>,
-  ) => void;
+  log: ReconcileLog;
 }
 
 /** How soon to look again when the cache was behind the API server (a write was skipped). */

@@ -69,3 +69,10 @@ export interface ReconcileMetrics {
   orphans(result: 'deleted' | 'pending' | 'failed', count: number): void;
   driftReverted(count: number): void;
 }
+
+/** How reconcilers log: a level, a constant message, fields (never a Secret value). */
+export type ReconcileLog = (
+  level: 'debug' | 'info' | 'warn' | 'error',
+  message: string,
+  fields: Record<string, unknown>,
+) => void;
