@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectHead } from '../api/object-meta.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
-import { ownFinalizerAdded, specOrMetadataChanged } from './event-routing.ts';
+import type { Template } from '../api/template.ts';
+import type { TemplateInstance } from '../api/template-instance.ts';
+import type { Request } from '../framework/reconciler.ts';
+import type { OperatorCaches } from './caches.ts';
+import { EventRouter, ownFinalizerAdded, specOrMetadataChanged } from './event-routing.ts';
 
 const head = (metadata: ObjectHead['metadata']): ObjectHead => ({
   apiVersion: 'stencil.dev/v1alpha1',
@@ -32,5 +36,41 @@ describe('instance events the reconciler caused itself', () => {
     const withOurs = head({ finalizers: [FINALIZER_INSTANCE] });
     expect(ownFinalizerAdded(head({ finalizers: [] }), withOurs)).toBe(false);
     expect(ownFinalizerAdded(withOurs, withOurs)).toBe(false);
+  });
+});
+
+describe('rollout progress routing', () => {
+  const instance = (phase: string): TemplateInstance =>
+    ({
+      apiVersion: 'stencil.dev/v1alpha1',
+      kind: 'TemplateInstance',
+      metadata: { name: 'i', namespace: 'canary', generation: 1 },
+      spec: { templateRef: { name: 'app', namespace: 'platform' } },
+      status: { phase, revision: 3, observedGeneration: 1 },
+    }) as unknown as TemplateInstance;
+
+  function templatesEnqueued(rolloutPhase: string): Request[] {
+    const template = { status: { rollout: { phase: rolloutPhase } } } as unknown as Template;
+    const caches = { template: () => template } as unknown as OperatorCaches;
+    const templates: Request[] = [];
+    const router = new EventRouter(caches, {
+      instance: () => undefined,
+      template: (r) => templates.push(r),
+    });
+    router
+      .handlers()
+      .instance(
+        { type: 'MODIFIED', object: instance('Failed') } as never,
+        instance('Pending'),
+        undefined as never,
+      );
+    return templates;
+  }
+
+  it('a report during a progressing or halted rollout reconciles the Template', () => {
+    // Halted too: a second canary failing after the halt must join the failing list.
+    expect(templatesEnqueued('Progressing')).toEqual([{ namespace: 'platform', name: 'app' }]);
+    expect(templatesEnqueued('Halted')).toEqual([{ namespace: 'platform', name: 'app' }]);
+    expect(templatesEnqueued('Complete')).toEqual([]);
   });
 });

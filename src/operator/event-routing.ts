@@ -96,11 +96,14 @@ export class EventRouter {
     if (specOrMetadataChanged(instance, old)) this.enqueue.instance(requestOf(instance));
   }
 
-  /** An instance of a progressing rollout reported: the rollout may admit more or halt. */
+  /**
+   * An instance of a rollout in flight reported: a progressing one may admit more or halt, and a
+   * halted one names the instances failing now (a second canary may fail after the halt).
+   */
   private enqueueRollout(instance: TemplateInstance): void {
     const ref = templateRefOf(instance);
-    const template = this.caches.template(ref.namespace, ref.name);
-    if (template?.status?.rollout?.phase === 'Progressing') this.enqueue.template(ref);
+    const phase = this.caches.template(ref.namespace, ref.name)?.status?.rollout?.phase;
+    if (phase === 'Progressing' || phase === 'Halted') this.enqueue.template(ref);
   }
 
   /**
