@@ -127,7 +127,7 @@ async function settledOn(count: number): Promise<string[]> {
     () => {
       const views = replicas.filter(alive).map((r) => settledMembers(r)?.join(',') ?? '');
       const same = views.every((v) => v === views[0]);
-      return same && views[0]!.split(',').length === count && views[0]!.split(',');
+      return Promise.resolve(same && views[0]!.split(',').length === count && views[0]!.split(','));
     },
     `every replica to settle on ${count} members`,
     60_000,
