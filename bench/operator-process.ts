@@ -22,8 +22,10 @@ export interface OperatorProcess {
 export interface OperatorProcessOptions {
   kubeconfig: string;
   resyncSeconds: number;
-  /** Appended operator logs (warn level and above). */
+  /** Appended operator logs (`logLevel` and above). */
   logPath: string;
+  /** Default warn; the sharding row reads the info line `shard view settled`. */
+  logLevel?: 'info' | 'warn';
   /** Extra node flags, e.g. --cpu-prof. */
   nodeArgs?: string[];
   extraArgs?: string[];
@@ -44,7 +46,7 @@ export async function startOperatorProcess(
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
       '--health-probe-bind-address=0',
       '--webhook-port=0',
-      '--log-level=warn',
+      `--log-level=${options.logLevel ?? 'warn'}`,
       `--resync-period=${options.resyncSeconds}`,
       ...(options.extraArgs ?? []),
     ],

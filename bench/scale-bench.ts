@@ -1,13 +1,18 @@
 // `npm run bench`: the scale benchmark of issue #10. For each size (--sizes 100,1000,5000) a fresh
-// control plane, the built operator as its own process, every row; prints the table and rewrites
-// the one in docs/benchmarks.md (unless --no-docs). --json PATH keeps the raw results;
-// --report-only a.json,b.json rebuilds the table from kept results (sizes measured apart).
+// control plane, the built operator as its own process, every row; then the sharding row of issue
+// #15: for each replica count (--replicas 1,2,3) a fresh control plane and that many
+// `--shards auto` processes converging --shard-instances (3,000). `--sizes ''` or `--replicas ''`
+// leaves a part out. Prints the tables and rewrites the ones in docs/benchmarks.md (unless
+// --no-docs). --json PATH keeps the raw results; --report-only a.json,b.json rebuilds the tables
+// from kept results (parts measured apart).
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runSize, type SizeResult } from './scale-rows.ts';
-import { scaleTable, writeScaleTable } from './scale-report.ts';
+import { scaleTable, writeTable } from './scale-report.ts';
+import { SHARD_MARKERS, shardTable } from './shard-report.ts';
+import { runShards, type ShardResult } from './shard-rows.ts';
 
 const { values } = parseArgs({
   options: {
@@ -16,6 +21,9 @@ const { values } = parseArgs({
     /** Resync period in the steady-state row; default 1.5 × the restart time. */
     'resync-period': { type: 'string' },
     concurrency: { type: 'string' },
+    /** Replica counts of the sharding row; '' leaves the row out. */
+    replicas: { type: 'string', default: '1,2,3' },
+    'shard-instances': { type: 'string', default: '3000' },
     json: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     /** Takes a CPU profile and a heap snapshot of the operator into this directory. */
@@ -27,13 +35,23 @@ const { values } = parseArgs({
 interface Kept {
   minutes: number;
   results: SizeResult[];
+  /** Absent in results kept before the sharding row existed. */
+  shards?: ShardResult[];
 }
 
-const sizes = values.sizes.split(',').map((s) => Number(s.replace(/_/g, '')));
-if (sizes.some((n) => !Number.isInteger(n) || n < 1)) {
-  console.error(`--sizes must be positive integers, got "${values.sizes}"`);
-  process.exit(2);
+/** A comma-separated list of positive integers ('' is none); exits on anything else. */
+function integers(flag: string, text: string): number[] {
+  const list = text === '' ? [] : text.split(',').map((s) => Number(s.replace(/_/g, '')));
+  if (list.some((n) => !Number.isInteger(n) || n < 1)) {
+    console.error(`--${flag} must be positive integers, got "${text}"`);
+    process.exit(2);
+  }
+  return list;
 }
+
+const sizes = integers('sizes', values.sizes);
+const replicaCounts = integers('replicas', values.replicas);
+const [shardInstances] = integers('shard-instances', values['shard-instances']);
 const log = (line: string): void =>
   console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -44,6 +62,7 @@ async function measure(): Promise<Kept> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => process.exit(130));
   const results: SizeResult[] = [];
+  const shards: ShardResult[] = [];
   const began = performance.now();
   for (const size of sizes) {
     results.push(
@@ -57,30 +76,53 @@ async function measure(): Promise<Kept> {
       }),
     );
   }
-  return { minutes: (performance.now() - began) / 60_000, results };
+  for (const replicas of replicaCounts)
+    shards.push(await runShards(replicas, shardInstances ?? 3000, { logDir, log }));
+  return { minutes: (performance.now() - began) / 60_000, results, shards };
 }
 
 const kept: Kept = values['report-only']
   ? values['report-only'].split(',').reduce<Kept>(
       (all, file) => {
         const one = JSON.parse(readFileSync(file, 'utf8')) as Kept;
-        return { minutes: all.minutes + one.minutes, results: [...all.results, ...one.results] };
+        return {
+          minutes: all.minutes + one.minutes,
+          results: [...all.results, ...one.results],
+          shards: [...(all.shards ?? []), ...(one.shards ?? [])],
+        };
       },
-      { minutes: 0, results: [] },
+      { minutes: 0, results: [], shards: [] },
     )
   : await measure();
 kept.results.sort((a, b) => a.size - b.size);
-const table = scaleTable(kept.results);
+const shards = (kept.shards ?? []).sort((a, b) => a.replicas - b.replicas);
 const runs = values['report-only'] ? 'separate runs, together' : 'whole run';
-console.log(table);
+const tables = [
+  kept.results.length > 0 ? scaleTable(kept.results) : undefined,
+  shards.length > 0 ? shardTable(shards) : undefined,
+].filter((t) => t !== undefined);
+console.log(tables.join('\n\n'));
 console.log(`\n${runs}: ${kept.minutes.toFixed(1)} min`);
 if (values.json) writeFileSync(values.json, JSON.stringify(kept, null, 2));
 if (!values['no-docs']) {
+  const docs = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');
   const date = new Date().toISOString().slice(0, 10);
-  const measured = kept.results.map((r) => r.size).join(',');
-  await writeScaleTable(
-    join(import.meta.dirname, '..', 'docs', 'benchmarks.md'),
-    table,
-    `Measured ${date} by \`npm run bench -- --sizes ${measured}\` (${runs} ${kept.minutes.toFixed(1)} min).`,
-  );
+  const took = `(${runs} ${kept.minutes.toFixed(1)} min)`;
+  if (kept.results.length > 0) {
+    const measured = kept.results.map((r) => r.size).join(',');
+    await writeTable(
+      docs,
+      scaleTable(kept.results),
+      `Measured ${date} by \`npm run bench -- --sizes ${measured}\` ${took}.`,
+    );
+  }
+  if (shards.length > 0) {
+    const command = `npm run bench -- --sizes '' --replicas ${shards.map((r) => r.replicas).join(',')} --shard-instances ${shards[0]!.size}`;
+    await writeTable(
+      docs,
+      shardTable(shards),
+      `Measured ${date} by \`${command}\` ${took}.`,
+      SHARD_MARKERS,
+    );
+  }
 }

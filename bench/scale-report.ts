@@ -4,8 +4,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { format, resolveConfig } from 'prettier';
 import type { Latencies, SizeResult } from './scale-rows.ts';
 
-export const TABLE_START = '<!-- bench:scale:start -->';
-export const TABLE_END = '<!-- bench:scale:end -->';
+export interface Markers {
+  start: string;
+  end: string;
+}
+
+export const SCALE_MARKERS: Markers = {
+  start: '<!-- bench:scale:start -->',
+  end: '<!-- bench:scale:end -->',
+};
 
 const MiB = 1024 * 1024;
 const count = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
@@ -122,19 +129,21 @@ export function scaleTable(results: SizeResult[]): string {
 }
 
 /**
- * Replaces the table between the markers of `docsPath` (dated, with the sizes run), formatted as
- * `npm run format:check` wants it.
+ * Replaces the table between the markers of `docsPath` (the scale table's unless told; dated,
+ * with what was run), formatted as `npm run format:check` wants it.
  */
-export async function writeScaleTable(
+export async function writeTable(
   docsPath: string,
   table: string,
   heading: string,
+  markers: Markers = SCALE_MARKERS,
 ): Promise<void> {
   const text = readFileSync(docsPath, 'utf8');
-  const start = text.indexOf(TABLE_START);
-  const end = text.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`${docsPath} has no ${TABLE_START} … ${TABLE_END}`);
-  const replaced = `${text.slice(0, start + TABLE_START.length)}\n\n${heading}\n\n${table}\n\n${text.slice(end)}`;
+  const start = text.indexOf(markers.start);
+  const end = text.indexOf(markers.end);
+  if (start < 0 || end < start)
+    throw new Error(`${docsPath} has no ${markers.start} … ${markers.end}`);
+  const replaced = `${text.slice(0, start + markers.start.length)}\n\n${heading}\n\n${table}\n\n${text.slice(end)}`;
   const options = { ...(await resolveConfig(docsPath)), filepath: docsPath };
   writeFileSync(docsPath, await format(replaced, options));
 }

@@ -85,7 +85,7 @@ function gauge(metrics: string, name: string): number {
   return total(metrics, name);
 }
 
-function byLabel(metrics: string, name: string, label: string): Record<string, number> {
+export function byLabel(metrics: string, name: string, label: string): Record<string, number> {
   const result: Record<string, number> = {};
   for (const line of metrics.split('\n')) {
     const match = new RegExp(`^${name}\\{${label}="([^"]*)"\\} (\\S+)$`).exec(line);
@@ -107,11 +107,20 @@ function watchesAdded(
   return added;
 }
 
-async function coldConverge(
+export type ColdConverge = Pick<
+  SizeResult,
+  'createSeconds' | 'convergeSeconds' | 'convergeRequests'
+>;
+
+/**
+ * Creates the N instances with 16 parallel clients and times until every operator process (one,
+ * or each shard replica: each caches every instance) counts N Ready.
+ */
+export async function coldConverge(
   cluster: BenchCluster,
-  operator: OperatorProcess,
+  operators: OperatorProcess[],
   w: Workload,
-): Promise<Pick<SizeResult, 'createSeconds' | 'convergeSeconds' | 'convergeRequests'>> {
+): Promise<ColdConverge> {
   const before = await requestCounts(cluster.plane);
   const started = performance.now();
   let created = 0;
@@ -120,8 +129,8 @@ async function coldConverge(
   }).then(() => (created = performance.now()));
   await until(async () => {
     await sleep(200);
-    const metrics = await operator.scrape();
-    return total(metrics, 'stencil_instances', { phase: 'Ready' }) === w.size;
+    const scrapes = await Promise.all(operators.map((o) => o.scrape()));
+    return scrapes.every((m) => total(m, 'stencil_instances', { phase: 'Ready' }) === w.size);
   }, 1_200_000);
   const converged = performance.now();
   await creating;
@@ -256,7 +265,7 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     await settled(operator);
     const idleRss = gauge(await operator.scrape(), 'stencil_process_resident_memory_bytes');
     options.log(`N=${size}: cold converge`);
-    const cold = await coldConverge(cluster, operator, w);
+    const cold = await coldConverge(cluster, [operator], w);
     options.log(`N=${size}: all Ready after ${cold.convergeSeconds.toFixed(1)} s; settling`);
     await settled(operator);
     const metrics = await operator.scrape();

@@ -1,11 +1,13 @@
 // Smoke run of `npm run bench` at N = 20: the scale benchmark works end to end (its own control
-// plane, the built operator as a process, every row). Figures are printed, never asserted on time.
+// plane, the built operator as a process, every row), and so does the sharding row with two
+// replicas over 20 instances. Figures are printed, never asserted on time.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { SizeResult } from '../../bench/scale-rows.ts';
+import type { ShardResult } from '../../bench/shard-rows.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -25,12 +27,14 @@ function runBench(
   });
 }
 
-it('runs every row of the scale benchmark at N = 20 and prints the table', async () => {
+it('runs every row of the scale benchmark at N = 20, the sharding row at 2 replicas, and prints the tables', async () => {
   const json = join(mkdtempSync(join(tmpdir(), 'bench-smoke-')), 'results.json');
   const run = await runBench([
     '--sizes=20',
     '--rotations=3',
     '--resync-period=2',
+    '--replicas=2',
+    '--shard-instances=20',
     '--no-docs',
     `--json=${json}`,
   ]);
@@ -38,7 +42,13 @@ it('runs every row of the scale benchmark at N = 20 and prints the table', async
   expect(run.stdout).toContain('| What | Goal | N = 20 |');
   expect(run.stdout).toContain('2. The limit');
 
-  const [result] = (JSON.parse(readFileSync(json, 'utf8')) as { results: SizeResult[] }).results;
+  expect(run.stdout).toContain('| Replicas | Converge s');
+
+  const kept = JSON.parse(readFileSync(json, 'utf8')) as {
+    results: SizeResult[];
+    shards: ShardResult[];
+  };
+  const [result] = kept.results;
   expect(result).toMatchObject({ size: 20, namespaces: 20 });
   // Every instance got its three objects applied (dry run first) while converging.
   expect(result!.convergeRequests.byKey).toMatchObject({
@@ -59,4 +69,14 @@ it('runs every row of the scale benchmark at N = 20 and prints the table', async
     'ConfigMap (drift)': 1,
     'Service (drift)': 1,
   });
+
+  // Two replicas split the 20 namespaces: every instance owned by exactly one of them, each
+  // watching only the sources of its own namespaces.
+  const [sharded] = kept.shards;
+  expect(sharded).toMatchObject({ replicas: 2, size: 20, namespaces: 20 });
+  expect(sharded!.perReplica.map((f) => f.keys).reduce((a, b) => a + b, 0)).toBe(20);
+  expect(sharded!.perReplica.map((f) => f.watches.Secret ?? 0)).toEqual(
+    sharded!.perReplica.map((f) => f.keys),
+  );
+  expect(sharded!.convergeRequests.byKey).toMatchObject({ 'APPLY secrets': 20 });
 }, 300_000);
