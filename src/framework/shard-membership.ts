@@ -19,6 +19,7 @@ export interface MemberLease {
   leaseDurationSeconds?: number;
   /** The view this member has drained to (its published acknowledgement). */
   view?: string;
+  resourceVersion?: string;
 }
 
 /** The member Leases of one shard group, over the API server. */
@@ -31,8 +32,11 @@ export interface MemberLeaseStore {
     view: string,
   ): Promise<void>;
   list(): Promise<MemberLease[]>;
-  /** Removes a member's Lease (ours on shutdown, or one long expired). */
-  remove(identity: string): Promise<void>;
+  /**
+   * Removes a member's Lease (ours on shutdown, or one long expired); with `resourceVersion`,
+   * only if it is still that version (a member that came back keeps its Lease).
+   */
+  remove(identity: string, resourceVersion?: string): Promise<void>;
 }
 
 export interface ShardHooks {
@@ -234,7 +238,9 @@ export class ShardMembership {
       const expiredLongAgo = !lease.renewTime || (seen && this.now() - seen.at > limit);
       if (lease.identity !== this.options.identity && expiredLongAgo) {
         this.seen.delete(lease.identity);
-        await this.options.store.remove(lease.identity).catch(() => undefined);
+        await this.options.store
+          .remove(lease.identity, lease.resourceVersion)
+          .catch(() => undefined);
       }
     }
   }

@@ -98,19 +98,26 @@ export class KubeMemberLeaseStore implements MemberLeaseStore {
               renewTime: lease.spec.renewTime ?? undefined,
               leaseDurationSeconds: lease.spec.leaseDurationSeconds,
               view: lease.metadata.annotations?.[SHARD_VIEW_ANNOTATION],
+              resourceVersion: lease.metadata.resourceVersion,
             },
           ]
         : [],
     );
   }
 
-  async remove(identity: string): Promise<void> {
+  async remove(identity: string, resourceVersion?: string): Promise<void> {
     const name = memberLeaseName(this.group, identity);
     if (this.own?.metadata.name === name) this.own = undefined;
+    const preconditions = resourceVersion ? { preconditions: { resourceVersion } } : {};
     try {
-      await this.http.request({ method: 'DELETE', path: this.path(name) });
+      await this.http.request({
+        method: 'DELETE',
+        path: this.path(name),
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', ...preconditions },
+      });
     } catch (error) {
-      if (!isClusterError(error, 'NotFound')) throw error;
+      // Gone already, or renewed since it was listed (the member is back): both fine.
+      if (!isClusterError(error, 'NotFound') && !isClusterError(error, 'Conflict')) throw error;
     }
   }
 }
