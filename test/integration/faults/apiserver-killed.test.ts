@@ -3,42 +3,22 @@
 // back, while the operator's watches are still recovering. Its own control plane, so the kill
 // does not disturb other test files. With --long (support/soak.ts): 500 instances, three
 // cycles, the API server down 20 s each time.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KubeCluster } from '../../../src/kube/cluster.ts';
-import { StencilMetrics } from '../../../src/metrics.ts';
-import type { ControlPlane } from '../../../tools/control-plane/control-plane.ts';
-import { eventually, startOperator, type RunningOperator } from '../support/operator.ts';
-import { ownControlPlane, type OwnPlane } from './support/own-plane.ts';
-import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
-import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
+import { expect, it } from 'vitest';
+import { eventually } from '../support/operator.ts';
+import { countDeletes } from './support/apiserver-requests.ts';
+import { fleetScenario } from './support/fleet-scenario.ts';
+import { dataOf, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 import { changedIn, cycleColor, SOAK } from './support/soak.ts';
 
 const COUNT = SOAK.instances;
 const namespace = 'fault-apiserver';
-let plane: ControlPlane;
-let running: RunningOperator;
-let user: KubeCluster;
-let fleet: Fleet;
-const metrics = new StencilMetrics();
-let own: OwnPlane;
-const endpoint = (): MetricsEndpoint => own.endpoint();
-
-beforeAll(async () => {
-  own = await ownControlPlane(namespace);
-  ({ plane, user } = own);
-  running = await startOperator([namespace], plane.kubeconfigPath, { metrics, concurrency: 8 });
-  fleet = new Fleet(user, namespace, { count: COUNT, mode: 'revert' });
-}, 180_000);
-
-afterAll(async () => {
-  await running?.stop();
-  await plane?.stop();
-});
+const scenario = fleetScenario(namespace);
 
 it(
   'converges every instance after the API server is killed mid-apply',
   async () => {
+    const { plane, running, fleet, metrics, endpoint } = scenario;
     await fleet.start('apiserver-fault-Secret-5e2c', SOAK.timeout(120_000));
     await running.operator.idle();
 

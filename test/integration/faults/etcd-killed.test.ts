@@ -4,44 +4,24 @@
 // expired resourceVersion, get 410 and relist: the LISTs of Templates and Namespaces (only the
 // operator lists those here) are counted on the API server. Its own control plane. With --long
 // (support/soak.ts): 500 instances, three cycles, etcd down 20 s each time.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KubeCluster } from '../../../src/kube/cluster.ts';
-import { StencilMetrics } from '../../../src/metrics.ts';
-import type { ControlPlane } from '../../../tools/control-plane/control-plane.ts';
-import { eventually, startOperator, type RunningOperator } from '../support/operator.ts';
-import { ownControlPlane, type OwnPlane } from './support/own-plane.ts';
-import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
-import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
+import { expect, it } from 'vitest';
+import { eventually } from '../support/operator.ts';
+import { countDeletes, countRequests } from './support/apiserver-requests.ts';
+import { fleetScenario } from './support/fleet-scenario.ts';
+import { dataOf, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 import { cycleColor, SOAK } from './support/soak.ts';
 
 const COUNT = SOAK.instances;
 const namespace = 'fault-etcd';
-let plane: ControlPlane;
-let running: RunningOperator;
-let user: KubeCluster;
-let fleet: Fleet;
-const metrics = new StencilMetrics();
-let own: OwnPlane;
-const endpoint = (): MetricsEndpoint => own.endpoint();
+const scenario = fleetScenario(namespace);
 const lists = (): Promise<number> =>
-  countRequests(endpoint(), { verbs: ['LIST'], resources: ['templates', 'namespaces'] });
-
-beforeAll(async () => {
-  own = await ownControlPlane(namespace);
-  ({ plane, user } = own);
-  running = await startOperator([namespace], plane.kubeconfigPath, { metrics, concurrency: 8 });
-  fleet = new Fleet(user, namespace, { count: COUNT, mode: 'revert' });
-}, 180_000);
-
-afterAll(async () => {
-  await running?.stop();
-  await plane?.stop();
-});
+  countRequests(scenario.endpoint(), { verbs: ['LIST'], resources: ['templates', 'namespaces'] });
 
 it(
   'converges every instance after etcd is killed, restarted and compacted',
   async () => {
+    const { plane, running, fleet, metrics, endpoint } = scenario;
     await fleet.start('etcd-fault-Secret-6d0f', SOAK.timeout(120_000));
     await running.operator.idle();
 

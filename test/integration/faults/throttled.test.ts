@@ -3,59 +3,44 @@
 // instances converge and 10 change. No reconcile is lost, the client waits as told and retries,
 // and the number of 429s and retries is printed. Its own control plane (the flags are global).
 // With --long (support/soak.ts): 500 instances through three waves of changes.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KubeCluster } from '../../../src/kube/cluster.ts';
-import { StencilMetrics } from '../../../src/metrics.ts';
-import type { ControlPlane } from '../../../tools/control-plane/control-plane.ts';
-import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { ownControlPlane, type OwnPlane } from './support/own-plane.ts';
-import { countDeletes, countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
-import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
+import { expect, it } from 'vitest';
+import { countDeletes, countRequests } from './support/apiserver-requests.ts';
+import { fleetScenario } from './support/fleet-scenario.ts';
+import { dataOf, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 import { cycleColor, SOAK } from './support/soak.ts';
 
 const COUNT = SOAK.instances;
 const namespace = 'fault-throttled';
-let plane: ControlPlane;
-let running: RunningOperator;
-let user: KubeCluster;
-let fleet: Fleet;
-const metrics = new StencilMetrics();
-let own: OwnPlane;
-const endpoint = (): MetricsEndpoint => own.endpoint();
-
-beforeAll(async () => {
-  own = await ownControlPlane(namespace, [
+const scenario = fleetScenario(namespace, {
+  apiserverArgs: [
     '--enable-priority-and-fairness=false',
     '--max-requests-inflight=2',
     '--max-mutating-requests-inflight=1',
-  ]);
-  ({ plane, user } = own);
-  const { admin } = own;
+  ],
   // system:masters is exempt from max-in-flight: the operator runs as an ordinary user bound to
   // cluster-admin, as it would in a cluster (the fleet's user stays exempt).
-  await admin.apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'fault-throttled-operator' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
-  });
-  running = await startOperator([namespace], plane.ordinaryKubeconfigPath, {
-    metrics,
-    concurrency: 8,
-  });
-  fleet = new Fleet(user, namespace, { count: COUNT, mode: 'revert' });
-}, 180_000);
-
-afterAll(async () => {
-  await running?.stop();
-  await plane?.stop();
+  prepare: ({ admin }) =>
+    admin
+      .apply({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'fault-throttled-operator' },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'cluster-admin',
+        },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
+      })
+      .then(() => undefined),
+  operatorKubeconfig: (plane) => plane.ordinaryKubeconfigPath,
 });
 
 it(
   'converges every instance while the API server answers 429, losing no reconcile',
   async () => {
+    const { running, fleet, metrics, endpoint } = scenario;
     const throttledBefore = await countRequests(endpoint(), { codes: ['429'] });
     const convergeMs = await fleet.start('throttled-Secret-value-c4e8', SOAK.timeout(240_000));
     // One wave of changes by default; --long keeps the fleet throttled through three.
