@@ -1,10 +1,9 @@
 // A reconcile that changes nothing performs no write: counted both on the operator's own HTTP
 // client and on the API server's apiserver_request_total across a forced resync.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { countRequests, sharedEndpoint } from './support/apiserver-requests.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
@@ -12,40 +11,12 @@ let running: RunningOperator;
 let user: KubeCluster;
 let namespace: string;
 
-const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE']);
-const WATCHED_RESOURCES = new Set([
-  'templateinstances',
-  'templates',
-  'configmaps',
-  'services',
-  'events',
-]);
-
 /** Non-dry-run mutating requests the API server has served, for the resources the operator touches. */
-async function serverWrites(): Promise<number> {
-  const kubeconfig = readFileSync(inject('kubeconfig'), 'utf8');
-  const token = /token: (\S+)/.exec(kubeconfig)![1]!;
-  const ca = Buffer.from(
-    /certificate-authority-data: (\S+)/.exec(kubeconfig)![1]!,
-    'base64',
-  ).toString();
-  const { send } = await import('../../tools/control-plane/http.ts');
-  const metrics = (await send({ server: inject('kubeServer'), token, ca }, 'GET', '/metrics')).body;
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels = new Map(
-      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
-    );
-    if (
-      labels.get('dry_run') === '' &&
-      MUTATING.has(labels.get('verb') ?? '') &&
-      WATCHED_RESOURCES.has(labels.get('resource') ?? '')
-    ) {
-      total += Number(line.split(' ').pop());
-    }
-  }
-  return total;
+function serverWrites(): Promise<number> {
+  return countRequests(sharedEndpoint(), {
+    verbs: ['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE'],
+    resources: ['templateinstances', 'templates', 'configmaps', 'services', 'events'],
+  });
 }
 
 beforeAll(async () => {

@@ -5,7 +5,7 @@
 // cycles, the API server down 20 s each time.
 import { expect, it } from 'vitest';
 import { eventually } from '../support/operator.ts';
-import { countDeletes } from './support/apiserver-requests.ts';
+import { countDeletes } from '../support/apiserver-requests.ts';
 import { fleetScenario } from './support/fleet-scenario.ts';
 import { dataOf, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';

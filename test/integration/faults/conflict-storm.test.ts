@@ -5,7 +5,7 @@
 // of reconciles (no hot loop; the rate is printed), the strict resource never changes, and a
 // change made during the storm is applied. With --long (support/soak.ts): 500 instances, 100 of
 // them fought over for 30 rounds.
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/api/object-meta.ts';
 import { API_VERSION } from '../../../src/api/well-known.ts';
 import type { KubeConnection } from '../../../src/kube/connection.ts';
@@ -21,7 +21,7 @@ import {
   userClient,
   type RunningOperator,
 } from '../support/operator.ts';
-import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { countDeletes, sharedEndpoint } from '../support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 import { SOAK } from './support/soak.ts';
@@ -39,10 +39,7 @@ let userConnection: KubeConnection;
 let fleet: Fleet;
 let namespace: string;
 const metrics = new StencilMetrics();
-const endpoint = (): MetricsEndpoint => ({
-  server: inject('kubeServer'),
-  kubeconfigPath: inject('kubeconfig'),
-});
+const endpoint = sharedEndpoint;
 
 const colorPatch = (name: string, color: string): KubeObject => ({
   apiVersion: 'v1',

@@ -15,7 +15,7 @@ import {
   userClient,
   type RunningOperator,
 } from '../support/operator.ts';
-import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { countDeletes, sharedEndpoint } from '../support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 import { cycleColor, SOAK } from './support/soak.ts';
@@ -27,10 +27,7 @@ let admin: KubeCluster;
 let fleet: Fleet;
 let namespace: string;
 const metrics = new StencilMetrics();
-const endpoint = (): MetricsEndpoint => ({
-  server: inject('kubeServer'),
-  kubeconfigPath: inject('kubeconfig'),
-});
+const endpoint = sharedEndpoint;
 
 const WIDGET_CRD: KubeObject = {
   apiVersion: 'apiextensions.k8s.io/v1',

@@ -6,7 +6,7 @@
 // (support/soak.ts): 500 instances, three cycles, etcd down 20 s each time.
 import { expect, it } from 'vitest';
 import { eventually } from '../support/operator.ts';
-import { countDeletes, countRequests } from './support/apiserver-requests.ts';
+import { countDeletes, countRequests } from '../support/apiserver-requests.ts';
 import { fleetScenario } from './support/fleet-scenario.ts';
 import { dataOf, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';

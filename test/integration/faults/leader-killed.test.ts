@@ -3,13 +3,13 @@
 // finishes the wave: each orphan deleted exactly once (no double prune), nothing that should
 // exist deleted, and owner changes made while no replica led are applied. With --long
 // (support/soak.ts): 500 instances, three kills, a new standby started after each.
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { freePort } from '../../../tools/control-plane/control-plane.ts';
 import { connect, freshNamespace } from '../support/cluster.ts';
 import { eventually, userClient } from '../support/operator.ts';
 import { spawnStencilRun, type StencilProcess } from '../support/stencil-process.ts';
-import { countRequests, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { countRequests, sharedEndpoint } from '../support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures } from './support/fleet.ts';
 import { changedIn, cycleColor, SOAK } from './support/soak.ts';
 
@@ -21,10 +21,7 @@ let namespace: string;
 let operatorNamespace: string;
 let user: KubeCluster;
 let fleet: Fleet;
-const endpoint = (): MetricsEndpoint => ({
-  server: inject('kubeServer'),
-  kubeconfigPath: inject('kubeconfig'),
-});
+const endpoint = sharedEndpoint;
 
 interface Replica extends StencilProcess {
   metricsPort: number;

@@ -3,7 +3,7 @@
 // what was applied (nothing pruned on a failed resolution), and converges when the Secret returns.
 // With --long (support/soak.ts): 500 instances, three cycles, the Secret gone 20 s each time.
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../src/metrics.ts';
 import { connect, freshNamespace } from '../support/cluster.ts';
@@ -14,7 +14,7 @@ import {
   userClient,
   type RunningOperator,
 } from '../support/operator.ts';
-import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { countDeletes, sharedEndpoint } from '../support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures, TOKEN_SECRET, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';
 import { SOAK } from './support/soak.ts';
@@ -24,10 +24,7 @@ let running: RunningOperator;
 let user: KubeCluster;
 let fleet: Fleet;
 const metrics = new StencilMetrics();
-const endpoint = (): MetricsEndpoint => ({
-  server: inject('kubeServer'),
-  kubeconfigPath: inject('kubeconfig'),
-});
+const endpoint = sharedEndpoint;
 
 beforeAll(async () => {
   const namespace = await freshNamespace(connect(), 'fault-source');

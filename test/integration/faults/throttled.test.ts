@@ -4,7 +4,7 @@
 // and the number of 429s and retries is printed. Its own control plane (the flags are global).
 // With --long (support/soak.ts): 500 instances through three waves of changes.
 import { expect, it } from 'vitest';
-import { countDeletes, countRequests } from './support/apiserver-requests.ts';
+import { countDeletes, countRequests } from '../support/apiserver-requests.ts';
 import { fleetScenario } from './support/fleet-scenario.ts';
 import { dataOf, printFigures, expectNothingLost } from './support/fleet.ts';
 import { sumOf } from './support/operator-metrics.ts';

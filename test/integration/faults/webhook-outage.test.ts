@@ -4,7 +4,7 @@
 // everything that changed meanwhile. With --long (support/soak.ts): 500 instances, three
 // outages of at least 20 s.
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/api/object-meta.ts';
 import { API_VERSION } from '../../../src/api/well-known.ts';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
@@ -18,7 +18,7 @@ import {
   userClient,
   type RunningOperator,
 } from '../support/operator.ts';
-import { countDeletes, type MetricsEndpoint } from './support/apiserver-requests.ts';
+import { countDeletes, sharedEndpoint } from '../support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures } from './support/fleet.ts';
 import { changedIn, cycleColor, SOAK } from './support/soak.ts';
 
@@ -30,10 +30,7 @@ let running: RunningOperator | undefined;
 let user: KubeCluster;
 let fleet: Fleet;
 let namespace: string;
-const endpoint = (): MetricsEndpoint => ({
-  server: inject('kubeServer'),
-  kubeconfigPath: inject('kubeconfig'),
-});
+const endpoint = sharedEndpoint;
 
 const start = (): Promise<RunningOperator> =>
   startOperator([namespace], undefined, {

@@ -7,7 +7,7 @@ import type { KubeCluster } from '../../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../../src/metrics.ts';
 import type { ControlPlane } from '../../../../tools/control-plane/control-plane.ts';
 import { startOperator, type RunningOperator } from '../../support/operator.ts';
-import type { MetricsEndpoint } from './apiserver-requests.ts';
+import type { MetricsEndpoint } from '../../support/apiserver-requests.ts';
 import { Fleet } from './fleet.ts';
 import { ownControlPlane, type OwnPlane } from './own-plane.ts';
 import { SOAK } from './soak.ts';

@@ -10,7 +10,7 @@ import {
 } from '../../../../tools/control-plane/control-plane.ts';
 import { installCrds } from '../../../../tools/control-plane/crds.ts';
 import { userClient } from '../../support/operator.ts';
-import type { MetricsEndpoint } from './apiserver-requests.ts';
+import type { MetricsEndpoint } from '../../support/apiserver-requests.ts';
 
 export interface OwnPlane {
   plane: ControlPlane;

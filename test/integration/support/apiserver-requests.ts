@@ -1,7 +1,8 @@
 // Reads the API server's own request counters (apiserver_request_total from /metrics), so a
 // fault test counts deletes and writes as the server saw them, whoever sent them.
 import { readFileSync } from 'node:fs';
-import { send } from '../../../../tools/control-plane/http.ts';
+import { inject } from 'vitest';
+import { send } from '../../../tools/control-plane/http.ts';
 
 /** Where the API server is and how to authenticate, from an admin kubeconfig. */
 export interface MetricsEndpoint {
@@ -18,6 +19,11 @@ export interface RequestFilter {
   dryRun?: boolean;
   /** Only these HTTP status codes (default: any, failed requests included). */
   codes?: string[];
+}
+
+/** The test run's shared control plane (global-setup), as its admin. */
+export function sharedEndpoint(): MetricsEndpoint {
+  return { server: inject('kubeServer'), kubeconfigPath: inject('kubeconfig') };
 }
 
 /** Sum of apiserver_request_total over the verbs and resources of `filter`. */
