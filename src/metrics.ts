@@ -68,7 +68,7 @@ export class StencilMetrics {
   });
   readonly instances = new Gauge({
     name: 'stencil_instances',
-    help: 'TemplateInstances by phase.',
+    help: 'TemplateInstances by phase (on a shard member, those in the namespaces it owns).',
     labelNames: ['phase'],
     registers: [this.registry],
   });

@@ -270,12 +270,14 @@ export class StencilOperator {
   refreshGauges(): void {
     const metrics = this.options.metrics;
     if (!metrics) return;
-    refreshGauges(metrics, this.caches.instances(), this.dependencies.registry.watchKeys());
+    // A shard member reports the instances it owns, so the replicas' series add up.
+    const instances = this.caches
+      .instances()
+      .filter((i) => this.owns(i.metadata.namespace ?? ''));
+    refreshGauges(metrics, instances, this.dependencies.registry.watchKeys());
     if (this.shard) {
       metrics.shardMembers.set(this.shard.members());
-      metrics.shardKeys.set(
-        this.caches.instances().filter((i) => this.owns(i.metadata.namespace ?? '')).length,
-      );
+      metrics.shardKeys.set(instances.length);
     }
   }
 
