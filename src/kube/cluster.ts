@@ -11,6 +11,7 @@ import {
   type ApplyOptions,
   type ClusterPort,
   type DeleteOutcome,
+  type DeletePreconditions,
   type EventRecord,
   type ObjectId,
 } from '../reconcile/cluster-port.ts';
@@ -197,8 +198,12 @@ export class KubeCluster implements ClusterPort {
     );
   }
 
-  async delete(id: ObjectId): Promise<DeleteOutcome> {
+  async delete(id: ObjectId, conditions?: DeletePreconditions): Promise<DeleteOutcome> {
     const path = await this.path(id);
+    const preconditions = {
+      ...(id.uid ? { uid: id.uid } : {}),
+      ...(conditions?.resourceVersion ? { resourceVersion: conditions.resourceVersion } : {}),
+    };
     this.admitWrite('delete');
     try {
       const response = await this.http.request<{
@@ -208,7 +213,10 @@ export class KubeCluster implements ClusterPort {
         method: 'DELETE',
         path,
         signal: this.signal,
-        body: { propagationPolicy: 'Background' },
+        body: {
+          propagationPolicy: 'Background',
+          ...(Object.keys(preconditions).length > 0 ? { preconditions } : {}),
+        },
       });
       // The server answers with a Status once the object is gone, or with the object itself while
       // finalizers hold it.

@@ -271,9 +271,7 @@ export class StencilOperator {
     const metrics = this.options.metrics;
     if (!metrics) return;
     // A shard member reports the instances it owns, so the replicas' series add up.
-    const instances = this.caches
-      .instances()
-      .filter((i) => this.owns(i.metadata.namespace ?? ''));
+    const instances = this.caches.instances().filter((i) => this.owns(i.metadata.namespace ?? ''));
     refreshGauges(metrics, instances, this.dependencies.registry.watchKeys());
     if (this.shard) {
       metrics.shardMembers.set(this.shard.members());

@@ -40,6 +40,16 @@ export interface ObjectId {
   namespace?: string;
   /** Its `stencil.dev/wave`, when known: deletes run in reverse wave order. */
   wave?: number;
+  /**
+   * The uid of the object that was seen, when known: a delete then removes only that object,
+   * never one re-created under the same name since (a Conflict instead).
+   */
+  uid?: string;
+}
+
+/** Extra conditions of a delete: it fails with a Conflict unless the object is still this one. */
+export interface DeletePreconditions {
+  resourceVersion?: string;
 }
 
 export type DeleteOutcome = 'deleted' | 'pending' | 'absent';
@@ -72,9 +82,10 @@ export interface ClusterPort {
   apply(object: KubeObject, options?: ApplyOptions): Promise<KubeObject>;
   /**
    * Deletes with background propagation: `deleted` when it is gone, `pending` when it waits on
-   * finalizers, `absent` when it did not exist.
+   * finalizers, `absent` when it did not exist. With `id.uid` (and `preconditions`) it applies
+   * only to the object seen: otherwise it fails with a Conflict and deletes nothing.
    */
-  delete(id: ObjectId): Promise<DeleteOutcome>;
+  delete(id: ObjectId, preconditions?: DeletePreconditions): Promise<DeleteOutcome>;
   /**
    * Merge-patches the status subresource of a Stencil resource, conditional on the
    * resourceVersion of `object`: if anyone changed it since it was read, the write fails with a

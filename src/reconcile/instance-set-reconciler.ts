@@ -158,7 +158,13 @@ export class InstanceSetReconciler implements Reconciler {
       const live = (await pass.cluster.get(instanceId(instance))) as TemplateInstance | undefined;
       if (!live || !stampedBy(live, pass.set)) return;
       if (release) await pass.stamper.apply(conditional(releasedInstance(live), live));
-      else await pass.cluster.delete(instanceId(live));
+      // Only the instance just checked, unchanged since: one whose label was dropped meanwhile
+      // makes the delete fail with a Conflict (retried) instead.
+      else
+        await pass.cluster.delete(
+          { ...instanceId(live), uid: live.metadata.uid },
+          { resourceVersion: live.metadata.resourceVersion },
+        );
       this.deps.log('info', release ? 'released instance' : 'deleted instance', {
         set: pass.set.metadata.name,
         instance: where,

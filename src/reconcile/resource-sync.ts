@@ -92,7 +92,9 @@ export async function findOwned(
       if (isClusterError(error, 'NotServed')) continue;
       throw error;
     }
-    for (const o of objects) owned.set(resourceKey(o), idOf({ ...o, apiVersion, kind }));
+    // The uid seen makes the delete of an orphan apply to this object only.
+    for (const o of objects)
+      owned.set(resourceKey(o), { ...idOf({ ...o, apiVersion, kind }), uid: o.metadata.uid });
   }
   // Recorded entries fill in what the label search missed; a listed object keeps what only the
   // live object tells (its wave).
