@@ -1,5 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { microTime } from './leader-election.ts';
 import {
   ShardMembership,
   viewId,
@@ -114,6 +115,26 @@ describe('ShardMembership', () => {
     await b.membership.leave();
     await a.membership.round();
     expect(NAMESPACES.every((ns) => a.membership.owns(ns))).toBe(true);
+  });
+
+  it('publishes a view only once its drain succeeded, retrying a failed drain next round', async () => {
+    const clock = { now: Date.parse('2026-01-01T00:00:00Z') };
+    const store = new MemoryMemberStore();
+    const a = replica('a', store, clock);
+    await a.membership.round();
+    const before = store.leases.get('a')?.view;
+    let failing = true;
+    const hooks = (
+      a.membership as unknown as { options: { hooks: { narrowed: () => Promise<void> } } }
+    ).options.hooks;
+    hooks.narrowed = () =>
+      failing ? Promise.reject(new Error('drain failed')) : Promise.resolve();
+    await store.renew('b', microTime(clock.now), 15, '');
+    await a.membership.round(); // b joined; the drain fails: nothing published
+    expect(store.leases.get('a')?.view).toBe(before);
+    failing = false;
+    await a.membership.round();
+    expect(store.leases.get('a')?.view).toBe(viewId(['a', 'b']));
   });
 
   it('a replica whose renewals keep failing leaves the group', async () => {

@@ -80,6 +80,8 @@ export class ShardMembership {
   private settled = new Assignment([]);
   /** The view id on our Lease. */
   private published = '';
+  /** The view whose losses have been stopped and drained (published only after that). */
+  private drained = '';
   private lastRenew = 0;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -127,6 +129,7 @@ export class ShardMembership {
     this.target = target;
     this.settled = settled;
     await this.options.hooks.narrowed();
+    this.drained = viewId(target.members);
     this.options.hooks.widened((ns) => this.owns(ns) && !this.ownsUnder(oldTarget, oldSettled, ns));
   }
 
@@ -195,9 +198,12 @@ export class ShardMembership {
     const live = this.live(leases);
     const members = [...new Set([...live.map((l) => l.identity), this.options.identity])].sort();
     const id = viewId(members);
-    if (id !== viewId(this.target.members)) {
-      this.options.log?.('info', 'shard members changed', { members });
-      await this.move(new Assignment(members), this.settled);
+    const changed = id !== viewId(this.target.members);
+    if (changed) this.options.log?.('info', 'shard members changed', { members });
+    // A drain that failed in an earlier round is retried before anything is published.
+    if (changed || this.drained !== id)
+      await this.move(changed ? new Assignment(members) : this.target, this.settled);
+    if (this.published !== id) {
       this.published = id;
       await this.renew();
     }
