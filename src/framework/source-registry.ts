@@ -61,6 +61,11 @@ export class SourceRegistry {
     return [...this.entries.values()].filter((e) => e.informer).map((e) => e.key);
   }
 
+  /** Whether `dependent` depends on anything now. */
+  tracks(dependent: string): boolean {
+    return this.byDependent.has(dependent);
+  }
+
   /** What `dependent` depends on now. */
   dependenciesOf(dependent: string): DependencyKey[] {
     return [...(this.byDependent.get(dependent) ?? [])].flatMap(

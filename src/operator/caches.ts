@@ -25,6 +25,19 @@ function templateKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
+/** The object from whichever informer (one per watched namespace) holds it. */
+function firstHit<T extends ObjectHead>(
+  informers: Informer<T>[],
+  namespace: string,
+  name: string,
+): T | undefined {
+  for (const informer of informers) {
+    const object = informer.get(namespace, name);
+    if (object) return object;
+  }
+  return undefined;
+}
+
 export interface CacheHandlers {
   instance: EventHandler<TemplateInstance>;
   template: EventHandler<Template>;
@@ -99,11 +112,7 @@ export class OperatorCaches implements CacheReader {
   }
 
   instance(namespace: string, name: string): TemplateInstance | undefined {
-    for (const informer of this.instanceInformers) {
-      const instance = informer.get(namespace, name);
-      if (instance) return instance;
-    }
-    return undefined;
+    return firstHit(this.instanceInformers, namespace, name);
   }
 
   /** Every namespace as the cache has it (labels and annotations). */
@@ -126,10 +135,6 @@ export class OperatorCaches implements CacheReader {
   }
 
   template(namespace: string, name: string): Template | undefined {
-    for (const informer of this.templateInformers) {
-      const template = informer.get(namespace, name);
-      if (template) return template;
-    }
-    return undefined;
+    return firstHit(this.templateInformers, namespace, name);
   }
 }

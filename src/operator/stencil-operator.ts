@@ -4,7 +4,7 @@
 import { Controller } from '../framework/controller.ts';
 import type { LeaderElector } from '../framework/leader-election.ts';
 import { OperatorShell } from '../framework/operator-shell.ts';
-import { parseRequestKey } from '../framework/reconciler.ts';
+import { parseRequestKey, requestKey } from '../framework/reconciler.ts';
 import type { QueueObserver } from '../framework/work-queue.ts';
 import type { KubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../log.ts';
@@ -217,49 +217,53 @@ export class StencilOperator {
    * lets go (and its source watches are dropped); what it gains is enqueued at once.
    */
   private async joinShard(shard: Shard): Promise<void> {
-    const { log, metrics } = this.options;
-    const notOwned = (key: string): boolean => !this.ownsKey(key);
     await shard.start({
-      narrowed: async () => {
-        await Promise.all(this.controllers.map((c) => c.queue.abortWhere(notOwned)));
-        let released = 0;
-        for (const instance of this.caches.instances()) {
-          const key = `${instance.metadata.namespace}/${instance.metadata.name}`;
-          if (notOwned(key) && this.dependencies.registry.dependenciesOf(key).length > 0) {
-            this.dependencies.release(key);
-            released++;
-          }
-        }
-        if (released > 0) {
-          metrics?.shardHandoffs.inc({ direction: 'out' }, released);
-          log.info('shard handed instances over', { instances: released });
-        }
-      },
-      widened: (gained) => {
-        // The cluster-scoped key came here: this replica now runs the Sets and writes the
-        // webhook's configuration.
-        if (gained('')) {
-          this.sets.resync();
-          void this.webhook?.refresh();
-        }
-        let taken = 0;
-        for (const template of this.caches.templates())
-          if (gained(template.metadata.namespace ?? ''))
-            this.templates.enqueue(requestOf(template));
-        for (const instance of this.caches.instances()) {
-          if (!gained(instance.metadata.namespace ?? '')) continue;
-          this.instances.enqueue(requestOf(instance));
-          taken++;
-        }
-        if (this.sharded && taken > 0) metrics?.shardHandoffs.inc({ direction: 'in' }, taken);
-        if (taken > 0) log.info('shard took instances over', { instances: taken });
-        this.sharded = true;
-      },
+      narrowed: () => this.letGo(),
+      widened: (gained) => this.takeOver(gained),
       lost: (why) => {
-        log.warn('left the shard group', { why });
+        this.options.log.warn('left the shard group', { why });
         this.abortAll();
       },
     });
+  }
+
+  /** Stops and drains the keys of namespaces no longer owned, and drops their source watches. */
+  private async letGo(): Promise<void> {
+    await Promise.all(this.controllers.map((c) => c.queue.abortWhere((k) => !this.ownsKey(k))));
+    let released = 0;
+    for (const instance of this.caches.instances()) {
+      const key = requestKey(requestOf(instance));
+      if (this.owns(instance.metadata.namespace ?? '') || !this.dependencies.registry.tracks(key))
+        continue;
+      this.dependencies.release(key);
+      released++;
+    }
+    if (released === 0) return;
+    this.options.metrics?.shardHandoffs.inc({ direction: 'out' }, released);
+    this.options.log.info('shard handed instances over', { instances: released });
+  }
+
+  /** Enqueues everything in the namespaces just gained. */
+  private takeOver(gained: (namespace: string) => boolean): void {
+    // The cluster-scoped key came here: this replica now runs the Sets and writes the webhook's
+    // configuration.
+    if (gained('')) {
+      this.sets.resync();
+      void this.webhook?.refresh();
+    }
+    for (const template of this.caches.templates())
+      if (gained(template.metadata.namespace ?? '')) this.templates.enqueue(requestOf(template));
+    let taken = 0;
+    for (const instance of this.caches.instances()) {
+      if (!gained(instance.metadata.namespace ?? '')) continue;
+      this.instances.enqueue(requestOf(instance));
+      taken++;
+    }
+    if (taken > 0) this.options.log.info('shard took instances over', { instances: taken });
+    // The first namespaces a replica takes are its start, not a handoff.
+    if (this.sharded && taken > 0)
+      this.options.metrics?.shardHandoffs.inc({ direction: 'in' }, taken);
+    this.sharded = true;
   }
 
   isLeader(): boolean {
