@@ -4,6 +4,26 @@ import type { Lease, LeaseStore } from '../framework/leader-election.ts';
 import { isClusterError } from '../reconcile/cluster-port.ts';
 import type { KubeHttp } from './http.ts';
 
+/** The Leases of a namespace, or one of them. */
+export function leasesPath(namespace: string, name?: string): string {
+  const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  return name ? `${base}/${encodeURIComponent(name)}` : base;
+}
+
+/** One Lease, or undefined when there is none. */
+export async function getLease<T extends Lease = Lease>(
+  http: KubeHttp,
+  namespace: string,
+  name: string,
+): Promise<T | undefined> {
+  try {
+    return await http.request<T>({ method: 'GET', path: leasesPath(namespace, name) });
+  } catch (error) {
+    if (isClusterError(error, 'NotFound')) return undefined;
+    throw error;
+  }
+}
+
 export class KubeLeaseStore implements LeaseStore {
   constructor(
     private readonly http: KubeHttp,
@@ -12,16 +32,11 @@ export class KubeLeaseStore implements LeaseStore {
   ) {}
 
   private path(name?: string): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases${name ? `/${encodeURIComponent(name)}` : ''}`;
+    return leasesPath(this.namespace, name);
   }
 
-  async get(): Promise<Lease | undefined> {
-    try {
-      return await this.http.request<Lease>({ method: 'GET', path: this.path(this.name) });
-    } catch (error) {
-      if (isClusterError(error, 'NotFound')) return undefined;
-      throw error;
-    }
+  get(): Promise<Lease | undefined> {
+    return getLease(this.http, this.namespace, this.name);
   }
 
   create(lease: Lease): Promise<Lease> {

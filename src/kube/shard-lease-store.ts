@@ -6,6 +6,7 @@ import type { Lease } from '../framework/leader-election.ts';
 import type { MemberLease, MemberLeaseStore } from '../framework/shard-membership.ts';
 import { isClusterError } from '../reconcile/cluster-port.ts';
 import type { KubeHttp } from './http.ts';
+import { getLease, leasesPath } from './lease-store.ts';
 
 export const SHARD_GROUP_LABEL = 'stencil.dev/shard-group';
 export const SHARD_VIEW_ANNOTATION = 'stencil.dev/shard-view';
@@ -33,8 +34,7 @@ export class KubeMemberLeaseStore implements MemberLeaseStore {
   ) {}
 
   private path(name?: string): string {
-    const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
-    return name ? `${base}/${encodeURIComponent(name)}` : base;
+    return leasesPath(this.namespace, name);
   }
 
   async renew(
@@ -44,7 +44,7 @@ export class KubeMemberLeaseStore implements MemberLeaseStore {
     view: string,
   ): Promise<void> {
     const name = memberLeaseName(this.group, identity);
-    const current = this.own ?? (await this.get(name));
+    const current = this.own ?? (await getLease<LabelledLease>(this.http, this.namespace, name));
     const lease: LabelledLease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -71,15 +71,6 @@ export class KubeMemberLeaseStore implements MemberLeaseStore {
     } catch (error) {
       // Read it afresh next round (someone removed it, or wrote it since).
       this.own = undefined;
-      throw error;
-    }
-  }
-
-  private async get(name: string): Promise<LabelledLease | undefined> {
-    try {
-      return await this.http.request<LabelledLease>({ method: 'GET', path: this.path(name) });
-    } catch (error) {
-      if (isClusterError(error, 'NotFound')) return undefined;
       throw error;
     }
   }
