@@ -21,12 +21,6 @@ export interface QueueObserver {
   onQueueLatency?(ms: number): void;
 }
 
-interface InFlight {
-  abort: AbortController;
-  handedAway: boolean;
-  done: Promise<void>;
-}
-
 export interface WorkQueueOptions {
   concurrency: number;
   backoff?: BackoffOptions;
@@ -44,14 +38,12 @@ export interface WorkQueueOptions {
 export class WorkQueue {
   private readonly pending: string[] = [];
   private readonly queued = new Map<string, number>();
-  /**
-   * Keys in flight, each with its own abort: a key handed to another shard stops alone, and a
-   * shutdown aborts them all. `handedAway` marks the first kind (not retried, not an error).
-   */
-  private readonly processing = new Map<string, InFlight>();
+  /** Keys in flight, each with its own abort (a key handed to another shard stops alone). */
+  private readonly processing = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private readonly dirty = new Set<string>();
   private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly backoff: Backoff;
+  private readonly abort = new AbortController();
   private readonly idleWaiters: (() => void)[] = [];
   private stopping = false;
   private running = false;
@@ -61,6 +53,9 @@ export class WorkQueue {
     private readonly options: WorkQueueOptions,
   ) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    // Every request in flight listens on the signal until it completes: passes run concurrently
+    // and each may have several requests out, far more than the default warning threshold of 10.
+    setMaxListeners(Math.max(10, options.concurrency * 64), this.abort.signal);
   }
 
   private now(): number {
@@ -130,27 +125,29 @@ export class WorkQueue {
       this.queued.delete(key);
       if (!this.admits(key)) continue;
       const abort = new AbortController();
-      // Every request of the pass listens on the signal until it completes; a pass may have more
-      // out at once than the default warning threshold of 10.
       setMaxListeners(64, abort.signal);
-      const entry: InFlight = { abort, handedAway: false, done: Promise.resolve() };
+      const entry = { abort, done: Promise.resolve() };
       this.processing.set(key, entry);
       this.options.observer?.onDepth?.(this.pending.length);
       this.options.observer?.onQueueLatency?.(this.now() - enqueuedAt);
-      entry.done = this.process(key, entry);
+      entry.done = this.process(key, abort.signal);
     }
     if (this.processing.size === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
-  private async process(key: string, entry: InFlight): Promise<void> {
+  private async process(key: string, own: AbortSignal): Promise<void> {
     const started = this.now();
+    // The queue-wide signal stays in the pass's signal: work a pass leaves behind (its Events,
+    // sent after it returns) is bound to it, and a lost Lease must cancel that too.
+    const signal = AbortSignal.any([this.abort.signal, own]);
+    setMaxListeners(64, signal);
     try {
-      const result = await this.handler(key, entry.abort.signal);
+      const result = await this.handler(key, signal);
       this.backoff.forget(key);
       this.options.observer?.onProcessed?.(key, 'success', this.now() - started);
       if (result.requeueAfter !== undefined) this.addAfter(key, result.requeueAfter);
     } catch (error) {
-      this.failed(key, error, entry.handedAway, this.now() - started);
+      this.failed(key, error, own.aborted, this.now() - started);
     } finally {
       this.processing.delete(key);
       if (this.dirty.delete(key)) this.add(key);
@@ -196,15 +193,10 @@ export class WorkQueue {
     for (const [key, entry] of this.processing) {
       if (!matches(key)) continue;
       this.dirty.delete(key);
-      entry.handedAway = true;
       entry.abort.abort();
       draining.push(entry.done);
     }
     return Promise.all(draining).then(() => undefined);
-  }
-
-  private abortInFlight(): void {
-    for (const entry of this.processing.values()) entry.abort.abort();
   }
 
   /** Resolves when nothing is being processed (queued keys may remain while paused). */
@@ -232,13 +224,13 @@ export class WorkQueue {
     this.pending.length = 0;
     this.queued.clear();
     if (graceMs <= 0) {
-      this.abortInFlight();
+      this.abort.abort();
       return this.idle();
     }
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        this.abortInFlight();
+        this.abort.abort();
         resolve();
       }, graceMs);
     });
