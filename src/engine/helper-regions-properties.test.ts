@@ -10,7 +10,13 @@ import { hostileString } from '../../test/support/hostile-values.ts';
 import { caseCounter, runs } from '../../test/support/property-runs.ts';
 import type { JsonValue } from '../api/object-meta.ts';
 import { registerHelpers } from './helpers.ts';
-import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
+import type { Outcome } from './problem.ts';
+import {
+  compileTemplate,
+  renderTemplate,
+  type RenderContext,
+  type RenderedDocument,
+} from './render.ts';
 
 const tried = caseCounter('helper regions');
 
@@ -22,7 +28,7 @@ function context(parameters: Record<string, JsonValue>): RenderContext {
   };
 }
 
-function render(body: string, x: JsonValue): ReturnType<typeof renderTemplate> {
+function render(body: string, x: JsonValue): Outcome<RenderedDocument[]> {
   const compiled = compileTemplate(body, ['x']);
   return compiled.ok ? renderTemplate(compiled.value, context({ x })) : compiled;
 }
@@ -208,7 +214,7 @@ const isScalar = (v: JsonValue): v is string | number | boolean | null =>
   v === null || typeof v !== 'object';
 
 /** A refusal must be typed and say which helper and where. */
-function expectNamedRefusal(result: ReturnType<typeof renderTemplate>, call: Call): void {
+function expectNamedRefusal(result: Outcome<RenderedDocument[]>, call: Call): void {
   expect(result.ok).toBe(false);
   if (result.ok) return;
   const problem = result.problems[0]!;

@@ -21,7 +21,7 @@ import { stampSourcesHash } from './restart-on-change.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, success, type Outcome, type Problem } from './problem.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
-import { Redactor } from './redaction.ts';
+import { Redactor, type TaintedTexts } from './redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from './resource-scope.ts';
 import type { KindScope, ObjectRef, SourcePort } from './source-port.ts';
 import { targetNamespaceRefusal } from './target-namespaces.ts';
@@ -191,22 +191,23 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   conditions.push(parametersResolved(template));
 
   const rendered = await render(template, instance, resolved.value, inputs);
-  if (!rendered.ok)
-    return failed(conditions, T.Rendered, rendered.problem, syncMode, resolved.value);
-  const placed = placeRendered(rendered, template, instance, syncMode, resolved.value);
-  if (!placed.ok)
-    return failed(conditions, T.Rendered, placed.problems[0]!, syncMode, resolved.value);
+  // From here on, messages may quote what the render computed from Secret data too.
+  const redactor = resolved.value.redactor.including(rendered.tainted);
+  const parameters: ResolvedParameters = { ...resolved.value, redactor };
+  if (!rendered.ok) return failed(conditions, T.Rendered, rendered.problem, syncMode, parameters);
+  const placed = placeRendered(rendered, template, instance, syncMode, parameters);
+  if (!placed.ok) return failed(conditions, T.Rendered, placed.problems[0]!, syncMode, parameters);
   const { resources, observed } = placed.value;
   conditions.push(draft(T.Rendered, true, R.Success, `rendered ${resources.length} resource(s)`));
   return {
-    conditions: redacted(conditions, resolved.value.redactor),
+    conditions: redacted(conditions, redactor),
     ok: true,
-    resolved: resolved.value,
+    resolved: parameters,
     resources,
     observed,
     waits: resources.map((o, i) => observedWait(o, observed[i]!, resources, namespace)),
     syncMode,
-    redactor: resolved.value.redactor,
+    redactor,
   };
 }
 
@@ -264,9 +265,11 @@ async function readProducers(
   return (ref) => producers.get(observedKey(ref));
 }
 
-type RenderResult =
-  | { ok: true; objects: KubeObject[]; observed: ObservedInput[][] }
-  | { ok: false; problem: Problem };
+type RenderResult = (
+  { ok: true; objects: KubeObject[]; observed: ObservedInput[][] } | { ok: false; problem: Problem }
+) & { tainted: TaintedTexts };
+
+const NOTHING_TAINTED: TaintedTexts = new Map();
 
 async function render(
   template: Template,
@@ -280,15 +283,22 @@ async function render(
     template.spec.handlebars,
     (template.spec.parameters ?? []).map((p) => p.name),
   );
-  if (!compiled.ok) return { ok: false, problem: asExecutionFailure(compiled.problems[0]!) };
+  if (!compiled.ok)
+    return {
+      ok: false,
+      problem: asExecutionFailure(compiled.problems[0]!),
+      tainted: NOTHING_TAINTED,
+    };
   const namespace = instance.metadata.namespace ?? '';
   const observe = await readProducers(compiled.value.observed, namespace, inputs);
   const documents = renderTemplate(
     compiled.value,
     renderContext(template, instance, resolved),
     observe,
+    resolved.secretParameters,
   );
-  if (!documents.ok) return { ok: false, problem: documents.problems[0]! };
+  const { tainted } = documents;
+  if (!documents.ok) return { ok: false, problem: documents.problems[0]!, tainted };
   const objects = documents.value.map((d) => d.object);
   const known = await scopes(objects, port);
   const placed = placeResources(objects, {
@@ -296,17 +306,18 @@ async function render(
     spec: template.spec,
     scopeOf: (apiVersion, kind) => known.get(`${apiVersion}|${kind}`),
   });
-  if (!placed.ok) return { ok: false, problem: placed.problems[0]! };
+  if (!placed.ok) return { ok: false, problem: placed.problems[0]!, tainted };
   const badWave = placed.value.map(waveProblem).find((p) => p !== undefined);
   if (badWave)
     return {
       ok: false,
       problem: { path: 'spec.handlebars', reason: R.TemplateExecutionFailed, message: badWave },
+      tainted,
     };
   const observed = documents.value.map((d) => d.observed);
   const misplaced = observedPlacementProblems(placed.value, observed, namespace);
-  if (misplaced.length > 0) return { ok: false, problem: misplaced[0]! };
-  return { ok: true, objects: placed.value, observed };
+  if (misplaced.length > 0) return { ok: false, problem: misplaced[0]!, tainted };
+  return { ok: true, objects: placed.value, observed, tainted };
 }
 
 /** An unreadable lifetime, or one the Template refuses (maxTTL, requireTTL). */

@@ -45,6 +45,8 @@ export interface ResolvedParameters {
   sources: SourceReference[];
   /** Hides the Secret-backed values in any message derived from this resolution. */
   redactor: Redactor;
+  /** The parameters whose value derives from a Secret, whose provenance the render tracks. */
+  secretParameters: string[];
 }
 
 interface Resolution {
@@ -372,6 +374,7 @@ export async function resolveParameters(
     transientFallback: false,
     sources: ctx.sources,
     redactor: Redactor.none,
+    secretParameters: [],
   };
   const secrets: SecretValue[] = [];
   const declarations = template.spec.parameters ?? [];
@@ -398,6 +401,7 @@ export async function resolveParameters(
       // Both forms: a message may quote the text as read ("TRUE") or as typed (true).
       secrets.push({ name: declaration.name, value: resolution.value });
       secrets.push({ name: declaration.name, value: typed.value });
+      result.secretParameters.push(declaration.name);
     }
     Object.defineProperty(result.values, declaration.name, {
       value: merged.value,

@@ -12,7 +12,14 @@ import type { JsonValue } from '../api/object-meta.ts';
 import { readyCondition } from './conditions.ts';
 import { evaluateInstance } from './instance-evaluation.ts';
 import { MemorySource } from './memory-source.ts';
-import { compileTemplate, MAX_RENDER_STEPS, renderTemplate, type RenderContext } from './render.ts';
+import type { Outcome } from './problem.ts';
+import {
+  compileTemplate,
+  MAX_RENDER_STEPS,
+  renderTemplate,
+  type RenderContext,
+  type RenderedDocument,
+} from './render.ts';
 
 const tried = caseCounter('render');
 const PARAMS = ['p0', 'p1', 'p2'] as const;
@@ -26,10 +33,7 @@ function context(parameters: Record<string, JsonValue>): RenderContext {
 }
 
 /** Compile + render; the Outcome of whichever failed first. Never catches: a throw fails the test. */
-function render(
-  body: string,
-  parameters: Record<string, JsonValue>,
-): ReturnType<typeof renderTemplate> {
+function render(body: string, parameters: Record<string, JsonValue>): Outcome<RenderedDocument[]> {
   const compiled = compileTemplate(body, Object.keys(parameters));
   return compiled.ok ? renderTemplate(compiled.value, context(parameters)) : compiled;
 }

@@ -38,6 +38,8 @@ import {
   type RegionSpan,
 } from './helper-regions.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
+import type { TaintedTexts } from './redaction.ts';
+import { Taint } from './taint.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
 import { isMap } from './json-map.ts';
 
@@ -118,6 +120,8 @@ interface RenderState {
   outcomes: Map<string, ObservedInput['state']>;
   /** Per attribution mark (in output order): the ids of the `observed` calls of its `{{ }}`. */
   attributions: number[][];
+  /** What derives from Secret data (helpers propagate it). */
+  taint: Taint;
 }
 
 class RenderLimitError extends Error {}
@@ -174,14 +178,18 @@ function counted(
   };
 }
 
-/** Wraps a helper so its calls count as steps and its arguments and result as work. */
-function metered(helper: Handlebars.HelperDelegate): Handlebars.HelperDelegate {
+/**
+ * Wraps a helper so its calls count as steps, its arguments and result as work, and its result
+ * as derived from Secret data when an argument was.
+ */
+function metered(name: string, helper: Handlebars.HelperDelegate): Handlebars.HelperDelegate {
   return function (this: unknown, ...args: unknown[]): unknown {
     const state = stateOf(args[args.length - 1] as Handlebars.HelperOptions);
     step(state);
     charge(state, args);
     const result = (helper as (...a: unknown[]) => unknown).apply(this, args);
     charge(state, [result]);
+    state.taint.propagate(name, args.slice(0, -1), result);
     return result;
   };
 }
@@ -191,7 +199,7 @@ function createEnvironment(): typeof Handlebars {
   registerHelpers(hb);
   hb.unregisterHelper('log');
   for (const name of HELPER_NAMES) {
-    hb.registerHelper(name, metered(hb.helpers[name] as Handlebars.HelperDelegate));
+    hb.registerHelper(name, metered(name, hb.helpers[name] as Handlebars.HelperDelegate));
   }
   const builtinEach = hb.helpers.each as Handlebars.HelperDelegate;
   hb.registerHelper('each', function (this: unknown, ...args: unknown[]) {
@@ -207,7 +215,7 @@ function createEnvironment(): typeof Handlebars {
   });
   hb.registerHelper(
     OBSERVED_HELPER,
-    metered(function (this: unknown, ...args: unknown[]): unknown {
+    metered(OBSERVED_HELPER, function (this: unknown, ...args: unknown[]): unknown {
       const state = stateOf(args[4] as Handlebars.HelperOptions);
       const [apiVersion, kind, name, jsonPath] = args as [string, string, string, string];
       const key = observedKey({ apiVersion, kind, name, jsonPath });
@@ -428,13 +436,32 @@ function renderProblem(message: string): Problem {
 const NOTHING_OBSERVED: ObservedLookup = () => undefined;
 
 /**
+ * A render's outcome and the texts it derived from Secret data: problem messages are not
+ * redacted here; whoever shows them redacts them with these texts too.
+ */
+export type RenderOutcome = Outcome<RenderedDocument[]> & { tainted: TaintedTexts };
+
+/**
  * Runs a compiled template and parses its output into Kubernetes objects (SPEC §5). `observe`
- * gives the live producers `observed` reads; without it every read is `missing`.
+ * gives the live producers `observed` reads; without it every read is `missing`. `secret` names
+ * the Secret-backed parameters, whose provenance the render tracks.
  */
 export function renderTemplate(
   compiled: CompiledTemplate,
   context: RenderContext,
   observe: ObservedLookup = NOTHING_OBSERVED,
+  secret: readonly string[] = [],
+): RenderOutcome {
+  const taint = Taint.of(context, secret);
+  const outcome = renderWith(compiled, context, observe, taint);
+  return { ...outcome, tainted: taint.derived };
+}
+
+function renderWith(
+  compiled: CompiledTemplate,
+  context: RenderContext,
+  observe: ObservedLookup,
+  taint: Taint,
 ): Outcome<RenderedDocument[]> {
   const state: RenderState = {
     values: [],
@@ -448,6 +475,7 @@ export function renderTemplate(
     observe,
     outcomes: new Map(),
     attributions: [],
+    taint,
   };
   let marked: string;
   try {

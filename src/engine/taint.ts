@@ -1,0 +1,110 @@
+// Provenance of Secret data through one render: which texts, lists and maps derive from a
+// Secret-backed parameter. A helper whose inputs include a tainted value produces a tainted
+// result, whatever it computed, so a message that quotes any of it can be redacted (see
+// redaction.ts and docs/adr/0016-redaction-by-provenance.md). Values are never wrapped: the
+// template sees exactly the values it always did, and `{{#if}}` still tests them.
+import type { TaintedTexts } from './redaction.ts';
+
+/**
+ * Helpers whose result is one of their arguments unchanged (which carries its own taint) or a
+ * boolean or count: a bit or a length is not the value, and tainting "true" or "12" would
+ * garble every message that mentions them.
+ */
+const UNTAINTED_RESULTS: ReadonlySet<string> = new Set([
+  'default',
+  'required',
+  'eq',
+  'ne',
+  'lt',
+  'le',
+  'gt',
+  'ge',
+  'and',
+  'or',
+  'not',
+  'len',
+]);
+
+export class Taint {
+  /** Tainted text → the parameter it derives from (the first one, when several). */
+  readonly texts = new Map<string, string>();
+  /** Lists and maps that are, or contain, Secret data. */
+  private readonly containers = new WeakMap<object, string>();
+
+  /**
+   * Taints the values of these Secret-backed parameters (every scalar inside, and the lists and
+   * maps that hold them), and the context and its map of parameters, which then contain them
+   * (`{{toYaml parameters}}` writes them out).
+   */
+  static of(context: { parameters: Record<string, unknown> }, secret: readonly string[]): Taint {
+    const taint = new Taint();
+    const { parameters } = context;
+    for (const name of secret) {
+      if (!Object.hasOwn(parameters, name)) continue;
+      taint.add(parameters[name], name);
+      taint.containers.set(parameters, name);
+      taint.containers.set(context, name);
+    }
+    return taint;
+  }
+
+  /** Which parameter `value` derives from, when it is tainted. */
+  ownerOf(value: unknown): string | undefined {
+    if (typeof value === 'string') return this.texts.get(value);
+    if (typeof value === 'number') return this.texts.get(String(value));
+    if (typeof value === 'object' && value !== null) {
+      const own = this.containers.get(value);
+      if (own !== undefined || !isSafeString(value)) return own;
+      return this.texts.get(value.toHTML());
+    }
+    return undefined;
+  }
+
+  /**
+   * After a helper ran: when one of its arguments was tainted, so is its result (its text, the
+   * text of a SafeString, each new text of a list it built).
+   */
+  propagate(helper: string, args: readonly unknown[], result: unknown): void {
+    if (this.texts.size === 0 || UNTAINTED_RESULTS.has(helper)) return;
+    let owner: string | undefined;
+    for (const arg of args) {
+      owner = this.ownerOf(arg);
+      if (owner !== undefined) break;
+    }
+    if (owner !== undefined) this.add(result, owner);
+  }
+
+  /** The tainted texts, for the redactor of the evaluation. */
+  get derived(): TaintedTexts {
+    return this.texts;
+  }
+
+  /** Taints `value` and everything inside it, without recursion. */
+  private add(value: unknown, owner: string): void {
+    const stack: unknown[] = [value];
+    while (stack.length > 0) {
+      const item = stack.pop();
+      if (typeof item === 'string') this.text(item, owner);
+      else if (typeof item === 'number') this.text(String(item), owner);
+      else if (typeof item === 'object' && item !== null) {
+        if (this.containers.has(item)) continue;
+        if (isSafeString(item)) {
+          // YAML text a helper wrote from tainted input.
+          this.text(item.toHTML(), owner);
+          continue;
+        }
+        this.containers.set(item, owner);
+        for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
+      }
+    }
+  }
+
+  private text(text: string, owner: string): void {
+    if (text !== '' && !this.texts.has(text)) this.texts.set(text, owner);
+  }
+}
+
+/** A Handlebars SafeString (helper YAML), told apart without importing the environment. */
+function isSafeString(value: object): value is { toHTML(): string } {
+  return typeof (value as { toHTML?: unknown }).toHTML === 'function';
+}
