@@ -5,6 +5,7 @@
 // unreadable files); never a stack trace.
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { loggableMessage } from './engine/redaction.ts';
 import { helpText, usageLine, wantsHelp, type CommandSpec } from './cli/command-line.ts';
 import { diffCommand, DIFF_COMMAND } from './cli/diff-command.ts';
 import { UsageError } from './cli/manifest-files.ts';
@@ -54,7 +55,9 @@ export async function main(argv: string[]): Promise<CommandResult> {
     return await known.run(rest);
   } catch (err) {
     const usage = err instanceof UsageError || err instanceof ConfigError;
-    const message = err instanceof Error ? err.message : String(err);
+    // Bad usage quotes only what the user typed; anything else may have been thrown while
+    // Secret data was in hand, and is shown only if a Redactor went over it.
+    const message = usage ? err.message : loggableMessage(err);
     return { exitCode: usage ? 2 : 1, stdout: '', stderr: `stencil: ${message.split('\n')[0]}\n` };
   }
 }

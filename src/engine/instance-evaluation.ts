@@ -190,7 +190,12 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   if (!resolved.ok) return failed(conditions, T.ParametersValid, resolved.problems[0]!, syncMode);
   conditions.push(parametersResolved(template));
 
-  const rendered = await render(template, instance, resolved.value, inputs);
+  const rendered = await render(template, instance, resolved.value, inputs).catch(
+    (error: unknown) => {
+      // Secret data is in hand from here: nothing thrown may carry it (the queue logs errors).
+      throw resolved.value.redactor.redactError(error);
+    },
+  );
   // From here on, messages may quote what the render computed from Secret data too.
   const redactor = resolved.value.redactor.including(rendered.tainted);
   const parameters: ResolvedParameters = { ...resolved.value, redactor };

@@ -1,9 +1,28 @@
 // How the work queues' outcomes are logged: a debug line per reconciled key, an info line with
-// the error for a failure (retried) or a terminal failure (waits for an input to change).
+// the error for a failure (retried) or a terminal failure (waits for an input to change). A
+// controller that holds Secret data logs only messages a Redactor went over.
 import type { QueueObserver } from '../framework/work-queue.ts';
 import type { Logger } from '../log.ts';
+import { loggableMessage } from '../engine/redaction.ts';
 
-export function queueLogging(log: Logger, controller: string): QueueObserver {
+export interface QueueLoggingOptions {
+  /**
+   * The controller's passes read Secret data (the instance controller): an error's message is
+   * logged only when it was redacted, else only its class.
+   */
+  readsSecrets?: boolean;
+}
+
+function rawMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function queueLogging(
+  log: Logger,
+  controller: string,
+  options: QueueLoggingOptions = {},
+): QueueObserver {
+  const describe = options.readsSecrets ? loggableMessage : rawMessage;
   return {
     onProcessed: (key, outcome, ms, error) => {
       const [namespace, name] = key.split('/');
@@ -20,7 +39,7 @@ export function queueLogging(log: Logger, controller: string): QueueObserver {
           outcome === 'terminal'
             ? 'reconcile stopped until an input changes'
             : 'reconcile failed; will retry',
-          { controller, namespace, name, ms, error: (error as Error)?.message ?? String(error) },
+          { controller, namespace, name, ms, error: describe(error) },
         );
     },
   };

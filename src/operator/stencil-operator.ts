@@ -139,7 +139,9 @@ export class StencilOperator {
   }
 
   private observer(controller: string): QueueObserver {
-    const logging = queueLogging(this.options.log, controller);
+    const logging = queueLogging(this.options.log, controller, {
+      readsSecrets: controller === 'templateinstance',
+    });
     return this.options.metrics ? this.options.metrics.queueObserver(controller, logging) : logging;
   }
 

@@ -118,7 +118,21 @@ export class InstanceReconciler implements Reconciler {
     this.events = deps.events ?? new EventSender();
   }
 
+  /**
+   * Every error leaves a pass redacted, so the queue may log it: the evaluation redacts what it
+   * throws once Secret data is in hand, a pass redacts what applying throws with its redactor,
+   * and what fails before or without an evaluation (reading the instance, deleting) holds no
+   * Secret data.
+   */
   async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    try {
+      return await this.pass(request, signal);
+    } catch (error) {
+      throw Redactor.none.redactError(error);
+    }
+  }
+
+  private async pass(request: Request, signal: AbortSignal): Promise<Result> {
     const key = `${request.namespace}/${request.name}`;
     const cluster = this.deps.cluster.bind(signal);
     // Peeked, not taken: the trigger stays until a pass completes, so a retry still knows why.
