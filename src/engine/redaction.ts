@@ -25,15 +25,15 @@ export const MIN_SUBSTRING_LENGTH = 4;
 
 /**
  * Scalars of a value, without recursion (a value read from a Secret may be nested deeply). Map
- * keys and booleans are not secret: a key names a field, and one bit hides nothing.
+ * keys are not: a key names a field.
  */
 function leaves(value: JsonValue, out: string[]): void {
   const stack: JsonValue[] = [value];
   while (stack.length > 0) {
     const item = stack.pop()!;
-    if (item === null || typeof item === 'boolean') continue;
+    if (item === null) continue;
     if (typeof item === 'string') out.push(item);
-    else if (typeof item === 'number') out.push(String(item));
+    else if (typeof item === 'number' || typeof item === 'boolean') out.push(String(item));
     else for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
   }
 }

@@ -182,14 +182,14 @@ function counted(
  * Wraps a helper so its calls count as steps, its arguments and result as work, and its result
  * as derived from Secret data when an argument was.
  */
-function metered(name: string, helper: Handlebars.HelperDelegate): Handlebars.HelperDelegate {
+function metered(helper: Handlebars.HelperDelegate): Handlebars.HelperDelegate {
   return function (this: unknown, ...args: unknown[]): unknown {
     const state = stateOf(args[args.length - 1] as Handlebars.HelperOptions);
     step(state);
     charge(state, args);
     const result = (helper as (...a: unknown[]) => unknown).apply(this, args);
     charge(state, [result]);
-    state.taint.propagate(name, args.slice(0, -1), result);
+    state.taint.propagate(args.slice(0, -1), result);
     return result;
   };
 }
@@ -199,7 +199,7 @@ function createEnvironment(): typeof Handlebars {
   registerHelpers(hb);
   hb.unregisterHelper('log');
   for (const name of HELPER_NAMES) {
-    hb.registerHelper(name, metered(name, hb.helpers[name] as Handlebars.HelperDelegate));
+    hb.registerHelper(name, metered(hb.helpers[name] as Handlebars.HelperDelegate));
   }
   const builtinEach = hb.helpers.each as Handlebars.HelperDelegate;
   hb.registerHelper('each', function (this: unknown, ...args: unknown[]) {
@@ -215,7 +215,7 @@ function createEnvironment(): typeof Handlebars {
   });
   hb.registerHelper(
     OBSERVED_HELPER,
-    metered(OBSERVED_HELPER, function (this: unknown, ...args: unknown[]): unknown {
+    metered(function (this: unknown, ...args: unknown[]): unknown {
       const state = stateOf(args[4] as Handlebars.HelperOptions);
       const [apiVersion, kind, name, jsonPath] = args as [string, string, string, string];
       const key = observedKey({ apiVersion, kind, name, jsonPath });

@@ -5,26 +5,6 @@
 // template sees exactly the values it always did, and `{{#if}}` still tests them.
 import type { TaintedTexts } from './redaction.ts';
 
-/**
- * Helpers whose result is one of their arguments unchanged (which carries its own taint) or a
- * boolean or count: a bit or a length is not the value, and tainting "true" or "12" would
- * garble every message that mentions them.
- */
-const UNTAINTED_RESULTS: ReadonlySet<string> = new Set([
-  'default',
-  'required',
-  'eq',
-  'ne',
-  'lt',
-  'le',
-  'gt',
-  'ge',
-  'and',
-  'or',
-  'not',
-  'len',
-]);
-
 export class Taint {
   /** Tainted text → the parameter it derives from (the first one, when several). */
   readonly texts = new Map<string, string>();
@@ -51,7 +31,8 @@ export class Taint {
   /** Which parameter `value` derives from, when it is tainted. */
   ownerOf(value: unknown): string | undefined {
     if (typeof value === 'string') return this.texts.get(value);
-    if (typeof value === 'number') return this.texts.get(String(value));
+    if (typeof value === 'number' || typeof value === 'boolean')
+      return this.texts.get(String(value));
     if (typeof value === 'object' && value !== null) {
       const own = this.containers.get(value);
       if (own !== undefined || !isSafeString(value)) return own;
@@ -61,11 +42,13 @@ export class Taint {
   }
 
   /**
-   * After a helper ran: when one of its arguments was tainted, so is its result (its text, the
-   * text of a SafeString, each new text of a list it built).
+   * After a helper ran: when one of its arguments was tainted, so is its result, whatever it is
+   * (a text, the text of a SafeString, each text of a list it built, a boolean or a count: a
+   * `default` that a tainted boolean chose is tainted too). Over-approximate on purpose: a
+   * message may show `[redacted]` for a word such as `true`, never a value derived from a Secret.
    */
-  propagate(helper: string, args: readonly unknown[], result: unknown): void {
-    if (this.texts.size === 0 || UNTAINTED_RESULTS.has(helper)) return;
+  propagate(args: readonly unknown[], result: unknown): void {
+    if (this.texts.size === 0) return;
     let owner: string | undefined;
     for (const arg of args) {
       owner = this.ownerOf(arg);
@@ -85,7 +68,8 @@ export class Taint {
     while (stack.length > 0) {
       const item = stack.pop();
       if (typeof item === 'string') this.text(item, owner);
-      else if (typeof item === 'number') this.text(String(item), owner);
+      else if (typeof item === 'number' || typeof item === 'boolean')
+        this.text(String(item), owner);
       else if (typeof item === 'object' && item !== null) {
         if (this.containers.has(item)) continue;
         if (isSafeString(item)) {
