@@ -61,6 +61,43 @@ describe('a Redactor', () => {
     expect(error.stack).not.toContain('Hunter2-secret');
   });
 
+  it('hides the texts a render derived, naming their parameter', () => {
+    const r = Redactor.of([], new Map([['hunter2.secret', 'pw']]));
+    expect(r.redact('namespace "x-hunter2.secret-y"')).toBe(
+      'namespace "x-[redacted: parameters.pw]-y"',
+    );
+  });
+
+  it('replaces overlapping and touching occurrences with one placeholder', () => {
+    const r = Redactor.of([
+      { name: 'a', value: 'abcdef' },
+      { name: 'b', value: 'defghi' },
+    ]);
+    expect(r.redact('<abcdefghi>')).toBe('<[redacted: parameters.a]>');
+    expect(r.redact('abcdef abcdefabcdef')).toBe(
+      '[redacted: parameters.a] [redacted: parameters.a]',
+    );
+  });
+
+  it('builds no pattern from the values: a 1 MiB value and 100,000 values redact', () => {
+    const big = `-----BEGIN-----\n${'SUPERSECRET0123456789/+'.repeat(48_000)}\n-----END-----`;
+    const many = Array.from({ length: 100_000 }, (_, i) => ({
+      name: `p${i}`,
+      value: `value-${i}-x`,
+    }));
+    const r = Redactor.of([{ name: 'ca', value: big }, ...many]);
+    expect(r.redact(`bundle ${big} end`)).toBe('bundle [redacted: parameters.ca] end');
+    expect(r.redact('got value-99999-x')).toBe('got [redacted: parameters.p99999]');
+    expect(r.redact('nothing to hide here')).toBe('nothing to hide here');
+  });
+
+  it('includes derived texts without losing its own', () => {
+    const r = redactor.including(new Map([['derived-text', 'other']]));
+    expect(r.redact('Hunter2-secret derived-text')).toBe(
+      '[redacted: parameters.pw] [redacted: parameters.other]',
+    );
+  });
+
   it('is inactive without secrets', () => {
     expect(Redactor.of([]).active).toBe(false);
     expect(Redactor.of([{ name: 'x', value: '' }]).active).toBe(false);

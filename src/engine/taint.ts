@@ -22,8 +22,8 @@ export class Taint {
     for (const name of secret) {
       if (!Object.hasOwn(parameters, name)) continue;
       taint.add(parameters[name], name);
-      taint.containers.set(parameters, name);
-      taint.containers.set(context, name);
+      for (const root of [parameters, context])
+        if (!taint.containers.has(root)) taint.containers.set(root, name);
     }
     return taint;
   }
