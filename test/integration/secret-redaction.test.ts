@@ -22,9 +22,47 @@ let ns: string;
 let user: KubeCluster;
 let running: RunningOperator;
 
+interface OperatorCase extends SecretLeakCase {
+  ready?: boolean;
+  /** How the instance reads the Secret `secret` (default: secretKeyRef of its key `pw`). */
+  valueFrom?: (secret: string) => Record<string, unknown>;
+}
+
+const LARGE = (size: number): string =>
+  `SUPERSECRET-${'0123456789abcdef'.repeat(Math.ceil(size / 16))}`.slice(0, size);
+
 /** Beyond the engine's cases: failures and Events that only the API server and apply produce. */
-const OPERATOR_CASES: readonly (SecretLeakCase & { ready?: boolean })[] = [
+const OPERATOR_CASES: readonly OperatorCase[] = [
   ...SECRET_LEAK_CASES,
+  // Issue #22: what a helper made of the value, read through objectFieldRef, and large values.
+  {
+    name: 'b64dec of the Secret data read by objectFieldRef, as a namespace',
+    body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: {{b64dec parameters.pw}}\n',
+    reason: 'TemplateExecutionFailed',
+    secret: 'SUPERSECRET-7',
+    valueFrom: (secret) => ({
+      objectFieldRef: { apiVersion: 'v1', kind: 'Secret', name: secret, jsonPath: '.data.pw' },
+    }),
+  },
+  {
+    name: 'replace over the Secret, as a namespace',
+    body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: {{replace "-" "." parameters.pw}}\n',
+    reason: 'TemplateExecutionFailed',
+    secret: 'SUPERSECRET-9-x',
+  },
+  {
+    name: 'a 40,000-character Secret used as a checksum',
+    body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: checksum\ndata:\n  checksum: {{sha256 parameters.pw}}\n',
+    reason: 'Reconciled',
+    ready: true,
+    secret: LARGE(40_000),
+  },
+  {
+    name: 'a 1,000,000-character Secret in a namespace',
+    body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: {{trunc 60 parameters.pw}}\ndata:\n  whole: {{quote parameters.pw}}\n',
+    reason: 'TemplateExecutionFailed',
+    secret: LARGE(1_000_000),
+  },
   {
     name: 'a name the API server rejects and quotes (ApplyFailed)',
     body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{parameters.pw}}\n',
@@ -38,7 +76,7 @@ const OPERATOR_CASES: readonly (SecretLeakCase & { ready?: boolean })[] = [
   },
 ];
 
-function objectsFor(leak: SecretLeakCase, i: number): KubeObject[] {
+function objectsFor(leak: OperatorCase, i: number): KubeObject[] {
   const secret = leak.secret ?? SECRET;
   return [
     {
@@ -63,7 +101,12 @@ function objectsFor(leak: SecretLeakCase, i: number): KubeObject[] {
       metadata: { name: `i${i}`, namespace: ns },
       spec: {
         templateRef: { name: `t${i}` },
-        parameters: [{ name: 'pw', valueFrom: { secretKeyRef: { name: `s${i}`, key: 'pw' } } }],
+        parameters: [
+          {
+            name: 'pw',
+            valueFrom: leak.valueFrom?.(`s${i}`) ?? { secretKeyRef: { name: `s${i}`, key: 'pw' } },
+          },
+        ],
       },
     },
   ];
