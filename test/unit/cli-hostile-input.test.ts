@@ -224,3 +224,42 @@ describe('broken input files exit 2 naming the file and the document', () => {
     expect(result.stderr).toMatch(new RegExp(`^stencil: ${file.replace(/[.]/g, '\\.')}: `));
   });
 });
+
+describe('stencil diff never prints what a helper made of a Secret (issue #22)', () => {
+  const stored = Buffer.from('SUPERSECRET-9-x').toString('base64');
+  const version = (name: string, token: string): string =>
+    templateFile(
+      name,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  token: ${token}\n`,
+      [{ name: 'pw', type: 'string' }],
+    );
+
+  it.each([
+    ['b64dec of a Secret that stores base64', '{{b64dec parameters.pw}}', 'SUPERSECRET-9-x'],
+    [
+      'replace over the decoded value',
+      '{{replace "-" "." (b64dec parameters.pw)}}',
+      'SUPERSECRET.9.x',
+    ],
+    ['lower of trim', '{{lower (trim (b64dec parameters.pw))}}', 'supersecret-9-x'],
+  ])('%s', async (name, token, derived) => {
+    const files = [
+      '--instance',
+      instanceFile(`diff-${name}`, [
+        { name: 'pw', valueFrom: { secretKeyRef: { name: 's', key: 'pw' } } },
+      ]),
+      '--objects',
+      secretFile(`diff-${name}`, stored),
+      '--from',
+      version(`from-${name}`, '{{sha256 parameters.pw}}'),
+      '--to',
+      version(`to-${name}`, token),
+    ];
+    for (const output of ['text', 'json']) {
+      const result = await main(['diff', ...files, '--output', output]);
+      expect(result.exitCode).toBe(1);
+      expect(result.stdout).toContain('[redacted: parameters.pw]');
+      expect(result.stdout + result.stderr).not.toContain(derived);
+    }
+  });
+});
