@@ -3,7 +3,12 @@ import { HELPER_TEXT_CASES } from '../../test/support/hostile-values.ts';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../api/object-meta.ts';
 import { MAX_RESOURCES } from '../api/well-known.ts';
-import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
+import {
+  compileTemplate,
+  renderTemplate,
+  type RenderContext,
+  type RenderOutcome,
+} from './render.ts';
 
 function context(parameters: Record<string, JsonValue>): RenderContext {
   return {
@@ -432,7 +437,7 @@ describe('duplicate keys, checked in one pass', () => {
     instance: { name: 'a', namespace: 'team-a', uid: 'u', labels: {}, annotations: {} },
     template: { name: 't', namespace: 'team-a', generation: 1 },
   });
-  const renderBody = (body: string, parameters: Record<string, unknown>) => {
+  const renderBody = (body: string, parameters: Record<string, unknown>): RenderOutcome => {
     const compiled = compileTemplate(body, Object.keys(parameters));
     if (!compiled.ok) throw new Error(compiled.problems[0]!.message);
     return renderTemplate(compiled.value, context(parameters));
