@@ -829,7 +829,7 @@ export const CRD_SCHEMAS = {
                 },
                 valueFrom: {
                   description:
-                    "A literal the instance gives for this parameter becomes the defaultValue of a read from this Secret or ConfigMap key in the instance's namespace (names may use {{instance.name}}).",
+                    "A literal the instance gives for this parameter becomes the defaultValue of a read from this Secret or ConfigMap key in the instance's namespace (names may use {{instance.name}}). A move to a Secret applies only to instances whose annotation stencil.dev/consent-secret-migration names the parameter; until then the literal stays in use.",
                   type: 'object',
                   required: ['parameter'],
                   'x-kubernetes-validations': [
