@@ -630,6 +630,11 @@ export const CRD_SCHEMAS = {
                   messageExpression:
                     '"parameter " + self.name + ": mergeKey is required with merge union-by-key and allowed only with it"',
                 },
+                {
+                  rule: '!has(self.encoding) || self.encoding == "text" || (has(self.type) && self.type == "string")',
+                  messageExpression:
+                    '"parameter " + self.name + ": encoding base64 needs type string"',
+                },
               ],
               properties: {
                 name: {
@@ -658,6 +663,12 @@ export const CRD_SCHEMAS = {
                   type: 'string',
                   minLength: 1,
                   maxLength: 253,
+                },
+                encoding: {
+                  description:
+                    'How a secretKeyRef or configMapKeyRef read becomes the value: text (default; bytes that are not UTF-8 fail the read) or base64 (the stored bytes as base64 text, exactly; needs type string).',
+                  type: 'string',
+                  enum: ['text', 'base64'],
                 },
               },
             },
@@ -734,6 +745,54 @@ export const CRD_SCHEMAS = {
             maxItems: 256,
             items: { type: 'string', minLength: 1, maxLength: 63 },
           },
+          sources: {
+            description:
+              "Objects in the Template's own namespace that instances in other namespaces may read through valueFrom: each entry names a kind and either one name or a label selector. A read from the Template's namespace of anything not listed is refused (ReferenceNotPermitted); spec.sourceNamespaces does not grant it.",
+            type: 'array',
+            maxItems: 256,
+            items: {
+              type: 'object',
+              required: ['kind'],
+              'x-kubernetes-validations': [
+                {
+                  rule: 'has(self.name) != has(self.selector)',
+                  message: 'exactly one of name, selector must be set',
+                },
+              ],
+              properties: {
+                apiVersion: {
+                  description: 'Default v1.',
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 253,
+                },
+                kind: { type: 'string', minLength: 1, maxLength: 63 },
+                name: { type: 'string', minLength: 1, maxLength: 253 },
+                selector: {
+                  type: 'object',
+                  'x-kubernetes-map-type': 'atomic',
+                  properties: {
+                    matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+                    matchExpressions: {
+                      type: 'array',
+                      items: {
+                        type: 'object',
+                        required: ['key', 'operator'],
+                        properties: {
+                          key: { type: 'string' },
+                          operator: {
+                            type: 'string',
+                            enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'],
+                          },
+                          values: { type: 'array', items: { type: 'string' } },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
           allowCrossNamespaceResources: { type: 'boolean' },
           allowClusterScopedResources: { type: 'boolean' },
           migrations: {
@@ -770,7 +829,7 @@ export const CRD_SCHEMAS = {
                 },
                 valueFrom: {
                   description:
-                    "A literal the instance gives for this parameter becomes the defaultValue of a read from this Secret or ConfigMap key in the instance's namespace (names may use {{instance.name}}).",
+                    "A literal the instance gives for this parameter becomes the defaultValue of a read from this Secret or ConfigMap key in the instance's namespace (names may use {{instance.name}}). A move to a Secret applies only to instances whose annotation stencil.dev/consent-secret-migration names the parameter; until then the literal stays in use.",
                   type: 'object',
                   required: ['parameter'],
                   'x-kubernetes-validations': [

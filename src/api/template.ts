@@ -20,6 +20,24 @@ export interface ParameterDeclaration {
   merge?: MergeStrategy;
   /** The field that identifies an item of a `union-by-key` list. */
   mergeKey?: string;
+  /**
+   * How a secretKeyRef/configMapKeyRef read becomes the value (ADR 0019): `text` (absent) decodes
+   * the bytes as UTF-8 and fails on bytes that are not; `base64` keeps the stored bytes as their
+   * base64 text, exactly. `base64` needs type string.
+   */
+  encoding?: 'text' | 'base64';
+}
+
+/**
+ * An object in the Template's own namespace that instances elsewhere may read through valueFrom
+ * (ADR 0019): a kind and exactly one of `name` or `selector`.
+ */
+export interface SourceEntry {
+  /** Default `v1`. */
+  apiVersion?: string;
+  kind: string;
+  name?: string;
+  selector?: LabelSelector;
 }
 
 export interface TargetNamespaces {
@@ -80,6 +98,8 @@ export interface TemplateSpec {
   targetNamespaces?: TargetNamespaces;
   sync?: SyncSpec;
   sourceNamespaces?: string[];
+  /** The allow-list for reads from the Template's own namespace (ADR 0019). */
+  sources?: SourceEntry[];
   allowCrossNamespaceResources?: boolean;
   allowClusterScopedResources?: boolean;
   handlebars: string;

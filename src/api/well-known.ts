@@ -44,6 +44,11 @@ export const ANNOTATION_RESTART_ON_CHANGE_OBJECTS = `${GROUP}/restart-on-change-
 export const ANNOTATION_SOURCES_HASH = `${GROUP}/sources-hash`;
 /** On a TemplateInstance: RFC 3339 time at which it is deleted with what it owns. */
 export const ANNOTATION_EXPIRES_AT = `${GROUP}/expires-at`;
+/**
+ * On a TemplateInstance: the parameters (comma-separated) whose Template `valueFrom` migration to
+ * a `secretKeyRef` the instance owner consents to (ADR 0019). Without it the literal stays.
+ */
+export const ANNOTATION_CONSENT_SECRET_MIGRATION = `${GROUP}/consent-secret-migration`;
 /** On a Template: `resume` resumes a halted rollout (removed once acted on). */
 export const ANNOTATION_ROLLOUT = `${GROUP}/rollout`;
 

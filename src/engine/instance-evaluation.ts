@@ -16,7 +16,13 @@ import {
   type ObservedLookup,
 } from './observed.ts';
 import { expiryOf, ttlRefusal } from './expiry.ts';
-import { migrateObjectNames, migrateParameters } from './migrations.ts';
+import {
+  migrateObjectNames,
+  migrateParameters,
+  pendingMigrationMessage,
+  pendingSecretMigrations,
+  type PendingSecretMigration,
+} from './migrations.ts';
 import { stampSourcesHash } from './restart-on-change.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, success, type Outcome, type Problem } from './problem.ts';
@@ -188,7 +194,7 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const migrated = migrateParameters(instance, template);
   const resolved = await resolveParameters(template, migrated, port);
   if (!resolved.ok) return failed(conditions, T.ParametersValid, resolved.problems[0]!, syncMode);
-  conditions.push(parametersResolved(template));
+  conditions.push(parametersResolved(template, pendingSecretMigrations(instance, template)));
 
   const rendered = await render(template, instance, resolved.value, inputs).catch(
     (error: unknown) => {
@@ -355,7 +361,16 @@ function templateNotFound(ref: { name: string; namespace: string }): Problem {
   };
 }
 
-function parametersResolved(template: Template): ConditionDraft {
+function parametersResolved(
+  template: Template,
+  pending: PendingSecretMigration[] = [],
+): ConditionDraft {
   const count = template.spec.parameters?.length ?? 0;
-  return draft(T.ParametersValid, true, R.AllParametersResolved, `${count} parameter(s) resolved`);
+  const waiting = pending.map((p) => `; ${pendingMigrationMessage(p)}`).join('');
+  return draft(
+    T.ParametersValid,
+    true,
+    R.AllParametersResolved,
+    `${count} parameter(s) resolved${waiting}`,
+  );
 }

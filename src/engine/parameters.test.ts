@@ -411,7 +411,6 @@ describe('the reference policy', () => {
   });
 
   it.each([
-    ["the Template's namespace", 'platform', undefined],
     ['a namespace in sourceNamespaces', 'team-b', ['team-b']],
     ['any namespace with "*"', 'team-b', ['*']],
   ])('permits %s', async (_name, namespace, sourceNamespaces) => {
@@ -455,6 +454,235 @@ describe('the reference policy', () => {
         })
       ).values.p,
     ).toEqual(['catalog']);
+  });
+});
+
+describe("reads from the Template's own namespace (spec.sources)", () => {
+  const labelled = (name: string, labels: Record<string, string>): KubeObject => {
+    const secret = aSecret(name, 'platform', { password: `${name}-value` });
+    return { ...secret, metadata: { ...secret.metadata, labels } };
+  };
+  const objects = [
+    aSecret('platform-admin', 'platform', { password: 'admin-value' }),
+    aSecret('shared-ca', 'platform', { password: 'ca-value' }),
+    labelled('public-a', { 'stencil.dev/shared': 'true' }),
+    labelled('private-b', { 'stencil.dev/shared': 'false' }),
+    aConfigMap('defaults', 'platform', { level: 'info' }),
+  ];
+  const secretIn = (name: string): ParameterValue['valueFrom'] =>
+    secretRef(name, 'password', 'platform');
+  const field = (name?: string): ParameterValue['valueFrom'] => ({
+    objectFieldRef: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace: 'platform',
+      jsonPath: name ? '.data.password' : '.items[*].metadata.name',
+      ...(name ? { name } : {}),
+    },
+  });
+  const shared = { kind: 'Secret', selector: { matchLabels: { 'stencil.dev/shared': 'true' } } };
+
+  it.each([
+    [
+      'a Secret the Template does not list, with no spec.sources',
+      secretIn('platform-admin'),
+      {},
+      [],
+    ],
+    [
+      'a Secret whose name is not the listed one',
+      secretIn('platform-admin'),
+      { sources: [{ kind: 'Secret', name: 'shared-ca' }] },
+      [],
+    ],
+    [
+      'a Secret listed only as a ConfigMap of that name',
+      secretIn('shared-ca'),
+      { sources: [{ kind: 'ConfigMap', name: 'shared-ca' }] },
+      [],
+    ],
+    [
+      'a Secret of the Template namespace although sourceNamespaces names that namespace',
+      secretIn('platform-admin'),
+      { sourceNamespaces: ['platform'] },
+      [],
+    ],
+    [
+      'a Secret of the Template namespace although sourceNamespaces is "*"',
+      secretIn('platform-admin'),
+      { sourceNamespaces: ['*'] },
+      [],
+    ],
+    [
+      'an objectFieldRef of a Secret the Template does not list',
+      field('platform-admin'),
+      { sources: [{ kind: 'Secret', name: 'shared-ca' }] },
+      [],
+    ],
+    [
+      'a Secret whose labels the listed selector does not match (read, then refused)',
+      secretIn('private-b'),
+      { sources: [shared] },
+      ['get Secret platform/private-b'],
+    ],
+    [
+      'a LIST of Secrets in the Template namespace without a selector entry',
+      field(),
+      { sources: [{ kind: 'Secret', name: 'shared-ca' }] },
+      [],
+    ],
+  ])('refuses %s, naming the object and spec.sources', async (_name, valueFrom, spec, sent) => {
+    const { result, source } = await resolve({
+      declarations: [{ name: 'p' }],
+      overrides: [{ name: 'p', valueFrom, defaultValue: 'fallback' }],
+      objects,
+      spec,
+    });
+    expect(!result.ok && result.problems[0]).toMatchObject({
+      reason: 'ReferenceNotPermitted',
+      message: expect.stringMatching(/Template "platform\/web-app".*spec\.sources/),
+    });
+    expect(JSON.stringify(result)).not.toMatch(/-value/);
+    expect(source.requests).toEqual(sent);
+  });
+
+  it.each([
+    [
+      'a Secret listed by name',
+      secretIn('shared-ca'),
+      [{ kind: 'Secret', name: 'shared-ca' }],
+      'ca-value',
+    ],
+    ['a Secret its selector matches', secretIn('public-a'), [shared], 'public-a-value'],
+    [
+      'a ConfigMap listed by name, with apiVersion v1 spelled out',
+      { configMapKeyRef: { name: 'defaults', key: 'level', namespace: 'platform' } },
+      [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'defaults' }],
+      'info',
+    ],
+  ])('reads %s', async (_name, valueFrom, sources, expected) => {
+    const resolved = await values({
+      declarations: [{ name: 'p' }],
+      overrides: [{ name: 'p', valueFrom }],
+      objects,
+      spec: { sources },
+    });
+    expect(resolved.values.p).toBe(expected);
+  });
+
+  it('lists only the objects a selector entry matches', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'p', type: 'array' }],
+      overrides: [{ name: 'p', valueFrom: field() }],
+      objects,
+      spec: { sources: [shared] },
+    });
+    expect(resolved.values.p).toEqual(['public-a']);
+  });
+
+  it('drops unlisted Template-namespace objects from a list across all namespaces', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'p', type: 'array' }],
+      overrides: [
+        {
+          name: 'p',
+          valueFrom: {
+            objectFieldRef: {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              jsonPath: '.items[*].metadata.name',
+            },
+          },
+        },
+      ],
+      objects: [...objects, aSecret('mine', 'team-a', { password: 'm' })],
+      spec: { sourceNamespaces: ['*'], sources: [{ kind: 'Secret', name: 'shared-ca' }] },
+    });
+    expect(resolved.values.p).toEqual(expect.arrayContaining(['shared-ca', 'mine']));
+    expect(resolved.values.p).toHaveLength(2);
+  });
+
+  it("reads anything of an instance's own namespace when the Template lives there too", async () => {
+    const { result } = await (async () => {
+      const source = new RecordingSource(objects);
+      const instance = anInstance(
+        [{ name: 'p', valueFrom: secretIn('platform-admin') }],
+        'platform',
+      );
+      return { result: await resolveParameters(aTemplate([{ name: 'p' }]), instance, source) };
+    })();
+    expect(result.ok && result.value.values.p).toBe('admin-value');
+  });
+});
+
+describe('bytes stay bytes (encoding)', () => {
+  // A keystore-like value: a magic number and bytes that are no UTF-8 text.
+  const keystore = Buffer.from([0xfe, 0xed, 0xfe, 0xed, 0x00, 0x02, 0xff, 0xfe, 0x80, 0x41]);
+  const objects: KubeObject[] = [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'tls', namespace: 'team-a' },
+      data: {
+        'keystore.jks': keystore.toString('base64'),
+        note: Buffer.from('héllo').toString('base64'),
+      },
+    },
+    aConfigMap('bin', 'team-a', { text: 'plain' }, { blob: keystore.toString('base64') }),
+  ];
+  const secretKey = (key: string): ParameterValue['valueFrom'] => secretRef('tls', key);
+
+  it.each([
+    ['a Secret key', secretKey('keystore.jks')],
+    ['a ConfigMap binaryData key', { configMapKeyRef: { name: 'bin', key: 'blob' } }],
+  ])(
+    'refuses %s that is not UTF-8, naming the parameter and encoding: base64',
+    async (_n, valueFrom) => {
+      const problem = await problemOf({
+        declarations: [{ name: 'ks' }],
+        overrides: [{ name: 'ks', valueFrom, defaultValue: 'fallback' }],
+        objects,
+      });
+      expect(problem).toMatchObject({
+        path: 'parameters.ks',
+        reason: 'ParameterResolutionFailed',
+        message: expect.stringMatching(
+          /^parameter "ks": .*not UTF-8 text; declare encoding: base64/,
+        ),
+      });
+      expect(problem.message).not.toContain(keystore.toString('base64'));
+      expect(problem.message).not.toContain('\ufffd');
+    },
+  );
+
+  it.each([
+    ['a Secret key', secretKey('keystore.jks'), keystore],
+    ['a Secret key that is text', secretKey('note'), Buffer.from('héllo')],
+    ['a ConfigMap binaryData key', { configMapKeyRef: { name: 'bin', key: 'blob' } }, keystore],
+    [
+      'a ConfigMap data key',
+      { configMapKeyRef: { name: 'bin', key: 'text' } },
+      Buffer.from('plain'),
+    ],
+  ])(
+    'gives %s as the base64 of its exact bytes with encoding: base64',
+    async (_n, valueFrom, bytes) => {
+      const resolved = await values({
+        declarations: [{ name: 'ks', type: 'string', encoding: 'base64' }],
+        overrides: [{ name: 'ks', valueFrom }],
+        objects,
+      });
+      expect(Buffer.from(resolved.values.ks as string, 'base64').equals(bytes)).toBe(true);
+    },
+  );
+
+  it('still decodes a UTF-8 Secret value exactly without encoding', async () => {
+    const resolved = await values({
+      declarations: [{ name: 'n' }],
+      overrides: [{ name: 'n', valueFrom: secretKey('note') }],
+      objects,
+    });
+    expect(resolved.values.n).toBe('héllo');
   });
 });
 

@@ -2,8 +2,8 @@
 // `valueFrom` reads, in declaration order and fail-fast, under the reference policy that keeps a
 // consumer from reading, through the operator, what it could not read itself.
 import { InstanceReason } from '../api/condition.ts';
-import type { JsonValue } from '../api/object-meta.ts';
-import type { ParameterDeclaration, Template } from '../api/template.ts';
+import type { JsonValue, KubeObject } from '../api/object-meta.ts';
+import type { ParameterDeclaration, SourceEntry, Template } from '../api/template.ts';
 import type {
   ObjectFieldRef,
   ParameterValue,
@@ -15,6 +15,7 @@ import { evaluateJsonPath } from './jsonpath.ts';
 import { coerceParameter, emptyValue } from './parameter-types.ts';
 import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { Redactor, type SecretValue } from './redaction.ts';
+import { selectorMatches } from './target-namespaces.ts';
 import { mergeParameterValue } from './value-merge.ts';
 import { describeRef, type ReadFailure, type SourcePort, type SourceRead } from './source-port.ts';
 
@@ -72,18 +73,62 @@ function problem(reason: string, name: string, message: string): Problem {
   return { path: `parameters.${name}`, reason, message: `parameter "${name}": ${message}` };
 }
 
-/** Namespaces a `valueFrom` may read (SPEC §3 reference policy). */
+/**
+ * Namespaces a `valueFrom` may read without naming each object (SPEC §3 reference policy, ADR
+ * 0019): the instance's own, and spec.sourceNamespaces. The Template's own namespace is never one
+ * of them (unless it is the instance's too), whatever sourceNamespaces says, "*" included: reads
+ * there need the Template's spec.sources allow-list (see `isTemplateNamespaceRead`).
+ */
 export function isNamespacePermitted(
   namespace: string,
   template: Template,
   instance: TemplateInstance,
 ): boolean {
+  if (namespace === instance.metadata.namespace) return true;
+  if (isTemplateNamespaceRead(namespace, template, instance)) return false;
   const extra = template.spec.sourceNamespaces ?? [];
+  return extra.includes('*') || extra.includes(namespace);
+}
+
+/** A read from the Template's namespace by an instance that lives elsewhere. */
+export function isTemplateNamespaceRead(
+  namespace: string | undefined,
+  template: Template,
+  instance: TemplateInstance,
+): boolean {
   return (
-    namespace === instance.metadata.namespace ||
-    namespace === template.metadata.namespace ||
-    extra.includes('*') ||
-    extra.includes(namespace)
+    namespace !== undefined &&
+    namespace === template.metadata.namespace &&
+    namespace !== instance.metadata.namespace
+  );
+}
+
+/** The spec.sources entries for one kind. */
+function entriesFor(template: Template, apiVersion: string, kind: string): SourceEntry[] {
+  return (template.spec.sources ?? []).filter(
+    (e) => (e.apiVersion ?? 'v1') === apiVersion && e.kind === kind,
+  );
+}
+
+/** Whether spec.sources lists this object (by name, or by a selector matching its labels). */
+export function isListedSource(
+  template: Template,
+  object: { apiVersion: string; kind: string; name: string; labels?: Record<string, string> },
+): boolean {
+  return entriesFor(template, object.apiVersion, object.kind).some((e) =>
+    e.name !== undefined
+      ? e.name === object.name
+      : e.selector !== undefined && selectorMatches(e.selector, object.labels ?? {}),
+  );
+}
+
+function templateName(template: Template): string {
+  return `${template.metadata.namespace ?? ''}/${template.metadata.name ?? ''}`;
+}
+
+function notListed(ctx: Context, what: string, entry: string): SourceOutcome {
+  return notPermitted(
+    `${what} is in the namespace of the Template "${templateName(ctx.template)}", which lets instances in other namespaces read only the objects its spec.sources lists; add ${entry} to the Template's spec.sources to allow it`,
   );
 }
 
@@ -94,42 +139,112 @@ const notPermitted = (message: string): SourceOutcome => ({
   reason: InstanceReason.ReferenceNotPermitted,
 });
 
-function policyFailure(ctx: Context, namespace: string, what: string): SourceOutcome | undefined {
-  if (isNamespacePermitted(namespace, ctx.template, ctx.instance)) return undefined;
+/**
+ * The policy for a read of one named object. `undefined`: read it. `labels`: read it, but it is
+ * in the Template's namespace and only a spec.sources selector can list it, so its labels decide
+ * before anything of it is used. Otherwise the refusal, and no request is sent.
+ */
+function namedPolicy(
+  ctx: Context,
+  ref: { apiVersion: string; kind: string; name: string; namespace: string },
+  what: string,
+): SourceOutcome | 'labels' | undefined {
+  if (isTemplateNamespaceRead(ref.namespace, ctx.template, ctx.instance)) {
+    if (isListedSource(ctx.template, ref)) return undefined;
+    const bySelector = entriesFor(ctx.template, ref.apiVersion, ref.kind).some((e) => e.selector);
+    if (bySelector) return 'labels';
+    return notListed(ctx, what, entryText(ref));
+  }
+  if (isNamespacePermitted(ref.namespace, ctx.template, ctx.instance)) return undefined;
   return notPermitted(
-    `${what} is in namespace "${namespace}", which the Template does not permit (allowed: the instance's namespace, the Template's namespace, and spec.sourceNamespaces)`,
+    `${what} is in namespace "${ref.namespace}", which the Template does not permit (allowed: the instance's namespace, spec.sourceNamespaces, and the objects of the Template's own namespace that spec.sources lists)`,
   );
 }
 
-function decodeBase64(text: unknown): string | undefined {
-  if (typeof text !== 'string') return undefined;
-  return Buffer.from(text, 'base64').toString('utf8');
+function entryText(ref: { apiVersion: string; kind: string; name: string }): string {
+  const version = ref.apiVersion === 'v1' ? '' : `apiVersion: ${ref.apiVersion}, `;
+  return `{${version}kind: ${ref.kind}, name: ${ref.name}}`;
+}
+
+/** A read the policy let through on labels: the object must match a spec.sources selector. */
+function labelsFailure(
+  ctx: Context,
+  object: KubeObject,
+  ref: { apiVersion: string; kind: string; name: string },
+  what: string,
+): SourceOutcome | undefined {
+  if (isListedSource(ctx.template, { ...ref, labels: object.metadata.labels })) return undefined;
+  return notListed(ctx, what, `${entryText(ref)} (or labels its selector matches)`);
+}
+
+/** Strict UTF-8: bytes that are not text fail instead of becoming U+FFFD (ADR 0019). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function asText(bytes: Buffer): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+type Encoding = 'text' | 'base64';
+
+/** One key of a Secret's data or a ConfigMap's data/binaryData, as the parameter's encoding says. */
+function keyValue(
+  kind: 'Secret' | 'ConfigMap',
+  object: { data?: Record<string, unknown>; binaryData?: Record<string, unknown> },
+  key: string,
+  encoding: Encoding,
+): { bytes: true; value: string } | { bytes: false; value: string | undefined } {
+  const text = kind === 'ConfigMap' ? stringOrUndefined(ownValue(object.data, key)) : undefined;
+  if (text !== undefined)
+    return {
+      bytes: true,
+      value: encoding === 'base64' ? Buffer.from(text, 'utf8').toString('base64') : text,
+    };
+  const stored = stringOrUndefined(
+    ownValue(kind === 'Secret' ? object.data : object.binaryData, key),
+  );
+  if (stored === undefined) return { bytes: false, value: undefined };
+  if (encoding === 'base64') return { bytes: true, value: stored };
+  return { bytes: false, value: asText(Buffer.from(stored, 'base64')) };
 }
 
 async function readKey(
   ctx: Context,
   kind: 'Secret' | 'ConfigMap',
   ref: { name: string; key: string; namespace?: string },
+  encoding: Encoding,
 ): Promise<SourceOutcome> {
   const namespace = ref.namespace ?? ctx.instance.metadata.namespace ?? '';
   const what = describeRef({ kind, name: ref.name, namespace });
-  const denied = policyFailure(ctx, namespace, what);
-  if (denied) return denied;
+  const target = { apiVersion: 'v1', kind, name: ref.name, namespace };
+  const policy = namedPolicy(ctx, target, what);
+  if (policy !== undefined && policy !== 'labels') return policy;
   ctx.sources.push({ apiVersion: 'v1', kind, namespace, name: ref.name });
-  const read = await ctx.port.get({ apiVersion: 'v1', kind, name: ref.name, namespace });
+  const read = await ctx.port.get(target);
   if (!read.ok) return read;
+  if (policy === 'labels') {
+    const denied = labelsFailure(ctx, read.value, target, what);
+    if (denied) return denied;
+  }
   const object = read.value as {
     data?: Record<string, unknown>;
     binaryData?: Record<string, unknown>;
   };
-  const value =
-    kind === 'Secret'
-      ? decodeBase64(ownValue(object.data, ref.key))
-      : (stringOrUndefined(ownValue(object.data, ref.key)) ??
-        decodeBase64(ownValue(object.binaryData, ref.key)));
-  if (value === undefined)
+  const found = keyValue(kind, object, ref.key, encoding);
+  if (found.value !== undefined) return { ok: true, value: found.value, secret: kind === 'Secret' };
+  const present =
+    Object.hasOwn(object.data ?? {}, ref.key) || Object.hasOwn(object.binaryData ?? {}, ref.key);
+  if (!present)
     return { ok: false, failure: 'NotFound', message: `key "${ref.key}" not found in ${what}` };
-  return { ok: true, value, secret: kind === 'Secret' };
+  return {
+    ok: false,
+    failure: 'Invalid',
+    reason: InstanceReason.ParameterResolutionFailed,
+    message: `key "${ref.key}" of ${what} holds bytes that are not UTF-8 text; declare encoding: base64 on the Template's parameter to receive them as base64 text`,
+  };
 }
 
 function ownValue(map: Record<string, unknown> | undefined, key: string): unknown {
@@ -165,18 +280,17 @@ async function readOne(
     ? (ref.namespace ?? ctx.instance.metadata.namespace ?? '')
     : undefined;
   const what = describeRef({ kind: ref.kind, name: ref.name, namespace });
-  if (namespace !== undefined) {
-    const denied = policyFailure(ctx, namespace, what);
+  const target = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
+  const policy =
+    namespace === undefined ? undefined : namedPolicy(ctx, { ...target, namespace }, what);
+  if (policy !== undefined && policy !== 'labels') return policy;
+  ctx.sources.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
+  const read = await ctx.port.get({ ...target, namespace });
+  if (!read.ok) return read;
+  if (policy === 'labels') {
+    const denied = labelsFailure(ctx, read.value, target, what);
     if (denied) return denied;
   }
-  ctx.sources.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
-  const read = await ctx.port.get({
-    apiVersion: ref.apiVersion,
-    kind: ref.kind,
-    name: ref.name,
-    namespace,
-  });
-  if (!read.ok) return read;
   const matches = matchPath(ref.jsonPath, read.value, what);
   if (!matches.ok) return matches;
   const value = (matches.value.length === 1 ? matches.value[0] : matches.value) as JsonValue;
@@ -222,21 +336,42 @@ async function readList(
     );
   }
   const what = `${ref.kind} list${namespace ? ` in ${namespace}` : ''}`;
-  if (namespace !== undefined) {
-    const denied = policyFailure(ctx, namespace, what);
-    if (denied) return denied;
+  if (isTemplateNamespaceRead(namespace, ctx.template, ctx.instance)) {
+    if (!entriesFor(ctx.template, ref.apiVersion, ref.kind).some((e) => e.selector))
+      return notPermitted(
+        `the ${what} is in the namespace of the Template "${templateName(ctx.template)}", where instances in other namespaces may list only through a spec.sources entry with a selector; add {kind: ${ref.kind}, selector: ...} to the Template's spec.sources to allow it`,
+      );
+  } else if (
+    namespace !== undefined &&
+    !isNamespacePermitted(namespace, ctx.template, ctx.instance)
+  ) {
+    return notPermitted(
+      `the ${what} is in namespace "${namespace}", which the Template does not permit (allowed: the instance's namespace, spec.sourceNamespaces, and the objects of the Template's own namespace that spec.sources lists)`,
+    );
   }
   ctx.sources.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace });
   const read = await ctx.port.list({ apiVersion: ref.apiVersion, kind: ref.kind, namespace });
   if (!read.ok) return read;
-  const matches = matchPath(ref.jsonPath, read.value, `the ${what}`);
+  // Of the Template's namespace, only the listed objects are read (a list across all namespaces
+  // included); the rest are dropped before the JSONPath sees them.
+  const items = read.value.items.filter(
+    (item) =>
+      !isTemplateNamespaceRead(item.metadata.namespace, ctx.template, ctx.instance) ||
+      isListedSource(ctx.template, {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        name: item.metadata.name ?? '',
+        labels: item.metadata.labels,
+      }),
+  );
+  const matches = matchPath(ref.jsonPath, { ...read.value, items }, `the ${what}`);
   if (!matches.ok) return matches;
   return { ok: true, value: matches.value as JsonValue, secret };
 }
 
-function readSource(ctx: Context, source: ValueSource): Promise<SourceOutcome> {
-  if (source.secretKeyRef) return readKey(ctx, 'Secret', source.secretKeyRef);
-  if (source.configMapKeyRef) return readKey(ctx, 'ConfigMap', source.configMapKeyRef);
+function readSource(ctx: Context, source: ValueSource, encoding: Encoding): Promise<SourceOutcome> {
+  if (source.secretKeyRef) return readKey(ctx, 'Secret', source.secretKeyRef, encoding);
+  if (source.configMapKeyRef) return readKey(ctx, 'ConfigMap', source.configMapKeyRef, encoding);
   if (source.objectFieldRef) return readField(ctx, source.objectFieldRef);
   return Promise.resolve({ ok: false, failure: 'Invalid', message: 'valueFrom names no source' });
 }
@@ -249,13 +384,15 @@ interface OverrideResult {
 async function resolveOverride(
   ctx: Context,
   override: ParameterValue,
+  encoding: Encoding,
 ): Promise<Outcome<OverrideResult>> {
   if (!override.valueFrom)
     return success({ resolution: { value: override.value ?? null, secret: false } });
-  const read = await readSource(ctx, override.valueFrom);
+  const read = await readSource(ctx, override.valueFrom, encoding);
   if (read.ok) return success({ resolution: { value: read.value, secret: read.secret } });
-  if (read.reason === InstanceReason.ReferenceNotPermitted) {
-    return failure([problem(InstanceReason.ReferenceNotPermitted, override.name, read.message)]);
+  // A refusal (policy, bytes that are not text) is no missing source: no defaultValue stands in.
+  if (read.reason !== undefined) {
+    return failure([problem(read.reason, override.name, read.message)]);
   }
   if (override.defaultValue !== undefined) {
     return success({
@@ -293,7 +430,7 @@ async function resolveOne(
         ),
       ]);
     }
-    return resolveOverride(ctx, override);
+    return resolveOverride(ctx, override, declaration.encoding ?? 'text');
   }
   if (declaration.required) {
     return failure([

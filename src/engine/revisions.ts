@@ -37,6 +37,7 @@ export function templateAtRevision(live: Template, revision: TemplateRevision): 
       ...content,
       targetNamespaces: live.spec.targetNamespaces,
       sourceNamespaces: live.spec.sourceNamespaces,
+      sources: live.spec.sources,
       allowCrossNamespaceResources: live.spec.allowCrossNamespaceResources,
       allowClusterScopedResources: live.spec.allowClusterScopedResources,
       rollout: live.spec.rollout,

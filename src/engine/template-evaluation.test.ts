@@ -120,6 +120,46 @@ describe('static validation of a Template (Valid condition)', () => {
     ]);
   });
 
+  it.each([
+    [
+      'encoding base64 on a parameter that is not a string',
+      { parameters: [{ name: 'ks', type: 'object' as const, encoding: 'base64' as const }] },
+      'parameter ks: encoding base64 needs type string',
+    ],
+    [
+      'a spec.sources entry with neither name nor selector',
+      { sources: [{ kind: 'Secret' }] },
+      'exactly one of name, selector must be set',
+    ],
+    [
+      'a spec.sources entry with both name and selector',
+      { sources: [{ kind: 'Secret', name: 'a', selector: { matchLabels: { a: 'b' } } }] },
+      'exactly one of name, selector must be set',
+    ],
+  ] as [string, Partial<TemplateSpec>, string][])(
+    'refuses %s as the CRD rule does',
+    (_name, spec, message) => {
+      const result = evaluate(CONFIG_MAP_BODY, spec.parameters ?? [], spec);
+      expect(result.conditions[0]).toMatchObject({
+        reason: 'SpecInvalid',
+        message: expect.stringContaining(message),
+      });
+    },
+  );
+
+  it('refuses a spec.sources selector expression with the wrong number of values, naming it', () => {
+    const result = evaluate(CONFIG_MAP_BODY, [], {
+      sources: [
+        { kind: 'Secret', selector: { matchExpressions: [{ key: 'shared', operator: 'In' }] } },
+      ],
+    });
+    expect(result.phase).toBe('Invalid');
+    expect(result.problems[0]).toMatchObject({
+      path: 'spec.sources[0].selector.matchExpressions[0].values',
+      message: 'operator In needs at least one value',
+    });
+  });
+
   it('does not check references inside an each block against the root', () => {
     const body = `${CONFIG_MAP_BODY}data:\n{{#each parameters.items}}\n  {{name}}: {{@root.parameters.items.length}} {{../parameters.prefix}}\n{{/each}}\n`;
     expect(

@@ -35,6 +35,22 @@ function summarize(problems: Problem[]): string {
   return `${shown.join('; ')}${more}`;
 }
 
+/** A spec.sources selector expression the schema cannot check (ADR 0019), naming the field. */
+function sourcesProblems(template: Template): Problem[] {
+  return (template.spec.sources ?? []).flatMap((entry, i) =>
+    (entry.selector?.matchExpressions ?? []).flatMap((expr, j) => {
+      const path = `spec.sources[${i}].selector.matchExpressions[${j}].values`;
+      const count = expr.values?.length ?? 0;
+      const needsValues = expr.operator === 'In' || expr.operator === 'NotIn';
+      if (needsValues === count > 0) return [];
+      const message = needsValues
+        ? `operator ${expr.operator} needs at least one value`
+        : `operator ${expr.operator} takes no values`;
+      return [{ path, reason: R.ValidationFailed, message }];
+    }),
+  );
+}
+
 function defaultProblems(template: Template): Problem[] {
   return (template.spec.parameters ?? []).flatMap((p, i) => {
     if (p.value === undefined || p.type === undefined) return [];
@@ -159,6 +175,7 @@ export function evaluateTemplate(object: unknown): TemplateEvaluation {
     ...readyWhenProblems(template.spec.handlebars),
     ...defaultProblems(template),
     ...mergeDefaultProblems(template),
+    ...sourcesProblems(template),
   ];
   if (problems.length > 0) {
     return {
