@@ -69,6 +69,8 @@ export const InstanceReason = {
   ParameterResolutionFailed: 'ParameterResolutionFailed',
   ReferenceNotPermitted: 'ReferenceNotPermitted',
   TemplateExecutionFailed: 'TemplateExecutionFailed',
+  /** The render ran past --render-timeout and was stopped (docs/adr/0018-render-pool.md). */
+  RenderTimeout: 'RenderTimeout',
   ApplyFailed: 'ApplyFailed',
   /** Applied so far and waiting on the cluster (a CRD this render installs to be served). */
   Waiting: 'Waiting',

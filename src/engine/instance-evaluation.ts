@@ -8,12 +8,10 @@ import type { TemplateInstance } from '../api/template-instance.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
 import { sortForInstall, stampOwnership, waveProblem } from './inventory.ts';
 import {
-  observedKey,
   observedPlacementProblems,
   observedWait,
   type ObservedCall,
   type ObservedInput,
-  type ObservedLookup,
 } from './observed.ts';
 import { expiryOf, ttlRefusal } from './expiry.ts';
 import {
@@ -26,7 +24,8 @@ import {
 import { stampSourcesHash } from './restart-on-change.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import { formatProblem, success, type Outcome, type Problem } from './problem.ts';
-import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
+import { compileTemplate, type RenderContext } from './render.ts';
+import { producerKey, renderInProcess, type RenderRunner } from './render-job.ts';
 import { Redactor, type TaintedTexts } from './redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from './resource-scope.ts';
 import type { KindScope, ObjectRef, SourcePort } from './source-port.ts';
@@ -47,6 +46,8 @@ export interface InstanceInputs {
    * accepts only objects this instance applied; without it, every observed read is missing.
    */
   observe?: (ref: ObjectRef) => Promise<KubeObject | undefined>;
+  /** Where the render runs: the operator's worker pool (with a deadline), else this thread. */
+  renderer?: RenderRunner;
 }
 
 export interface InstanceEvaluation {
@@ -255,10 +256,10 @@ async function readProducers(
   calls: readonly ObservedCall[],
   namespace: string,
   inputs: InstanceInputs,
-): Promise<ObservedLookup> {
+): Promise<Map<string, KubeObject | undefined>> {
   const producers = new Map<string, KubeObject | undefined>();
   for (const call of calls) {
-    const key = observedKey({ apiVersion: call.apiVersion, kind: call.kind, name: call.name });
+    const key = producerKey(call);
     if (producers.has(key) || !inputs.observe) continue;
     const scope = await inputs.port.scopeOf(call.apiVersion, call.kind);
     // A kind not served yet (its CRD is in an earlier wave) has no producer yet.
@@ -273,7 +274,7 @@ async function readProducers(
           });
     producers.set(key, object);
   }
-  return (ref) => producers.get(observedKey(ref));
+  return producers;
 }
 
 type RenderResult = (
@@ -301,13 +302,15 @@ async function render(
       tainted: NOTHING_TAINTED,
     };
   const namespace = instance.metadata.namespace ?? '';
-  const observe = await readProducers(compiled.value.observed, namespace, inputs);
-  const documents = renderTemplate(
-    compiled.value,
-    renderContext(template, instance, resolved),
-    observe,
-    resolved.secretParameters,
-  );
+  const producers = await readProducers(compiled.value.observed, namespace, inputs);
+  const documents = await (inputs.renderer ?? renderInProcess)({
+    template: `${template.metadata.namespace ?? ''}/${template.metadata.name ?? ''}`,
+    body: template.spec.handlebars,
+    parameters: (template.spec.parameters ?? []).map((p) => p.name),
+    context: renderContext(template, instance, resolved),
+    producers,
+    secret: resolved.secretParameters,
+  });
   const { tainted } = documents;
   if (!documents.ok) return { ok: false, problem: documents.problems[0]!, tainted };
   const objects = documents.value.map((d) => d.object);
