@@ -38,6 +38,10 @@ export interface OperatorConfig {
   sharding?: { mode: 'auto' } | { mode: 'static'; index: number; count: number };
   /** Lease duration of the leader and shard member Leases; renewals follow from it. */
   leaseDurationSeconds: number;
+  /** A render running longer than this is stopped with RenderTimeout (docs/adr/0018). */
+  renderTimeoutSeconds: number;
+  /** Worker threads that render; undefined = the cores, at most 4. */
+  renderWorkers?: number;
   /** `:8080`, `host:port`, or `0` (disabled). */
   metricsBindAddress: string;
   healthProbeBindAddress: string;
@@ -118,6 +122,18 @@ export const RUN_COMMAND = {
       description:
         'leader and shard member Leases expire after this; renewed every 2/15 of it (default 15)',
     },
+    'render-timeout': {
+      type: 'string',
+      value: 'SECONDS',
+      description:
+        'a render that runs longer is stopped and its instance fails with RenderTimeout (default 5)',
+    },
+    'render-workers': {
+      type: 'string',
+      value: 'N',
+      description:
+        'worker threads that render, beside the reconciles (default: the cores, at most 4)',
+    },
     'metrics-bind-address': {
       type: 'string',
       value: 'ADDR',
@@ -186,6 +202,12 @@ function nonNegativeNumber(name: string, value: string | undefined, fallback: nu
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < 0)
     throw new ConfigError(`--${name} must be a number ≥ 0, got "${value}"`);
+  return n;
+}
+
+function positiveNumber(name: string, value: string | undefined, fallback: number): number {
+  const n = nonNegativeNumber(name, value, fallback);
+  if (n === 0) throw new ConfigError(`--${name} must be a number > 0, got "${value}"`);
   return n;
 }
 
@@ -300,6 +322,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     leaderElect: bool('leader-elect', get('leader-elect')),
     sharding: sharding(get, bool('leader-elect', get('leader-elect'))),
     leaseDurationSeconds: positiveInt('lease-duration', get('lease-duration'), 15),
+    renderTimeoutSeconds: positiveNumber('render-timeout', get('render-timeout'), 5),
+    renderWorkers:
+      get('render-workers') === undefined
+        ? undefined
+        : positiveInt('render-workers', get('render-workers'), 1),
     metricsBindAddress: bindAddress('metrics-bind-address', get('metrics-bind-address') ?? ':8080'),
     healthProbeBindAddress: bindAddress(
       'health-probe-bind-address',

@@ -129,6 +129,7 @@ export async function runOperator(
     namespaces: config.namespaces,
     concurrency: config.concurrency,
     resyncSeconds: config.resyncSeconds,
+    render: { timeoutMs: config.renderTimeoutSeconds * 1000, workers: config.renderWorkers },
     log,
     metrics,
     webhook: webhookOptions(config, log),

@@ -25,6 +25,8 @@ interface Task {
 
 interface Slot {
   worker: Worker;
+  /** Loaded and listening: the deadline covers rendering, not starting a thread. */
+  ready: boolean;
   task?: Task;
   timer?: NodeJS.Timeout;
 }
@@ -101,8 +103,12 @@ export class RenderPool {
 
   private dispatch(): void {
     while (this.waiting.length > 0) {
-      const slot = this.slots.find((s) => s.task === undefined) ?? this.spawn();
-      if (!slot) return;
+      const slot = this.slots.find((s) => s.ready && s.task === undefined);
+      if (!slot) {
+        // A free slot is starting (it dispatches when ready), or one may start now.
+        if (!this.slots.some((s) => !s.ready)) this.spawn();
+        return;
+      }
       const task = this.waiting.shift()!;
       slot.task = task;
       slot.timer = setTimeout(() => this.timedOut(slot), this.options.timeoutMs);
@@ -110,12 +116,21 @@ export class RenderPool {
     }
   }
 
-  private spawn(): Slot | undefined {
-    if (this.slots.length >= this.size) return undefined;
-    const slot: Slot = { worker: startWorker() };
-    slot.worker.on('message', (outcome: RenderOutcome) => this.finish(slot, outcome));
+  private spawn(): void {
+    if (this.slots.length >= this.size) return;
+    const slot: Slot = { worker: startWorker(), ready: false };
+    slot.worker.on('message', (message: RenderOutcome | 'ready') => {
+      if (message !== 'ready') return this.finish(slot, message);
+      slot.ready = true;
+      this.dispatch();
+    });
     slot.worker.on('error', (error) => {
       this.options.onWorkerError?.(error);
+      if (!slot.ready) {
+        // It could not even start: fail what waits rather than start another that fails too.
+        for (const task of this.waiting.splice(0))
+          task.resolve(failed('the render worker could not start'));
+      }
       this.replace(slot, failed('the render worker crashed (out of memory or an internal error)'));
     });
     slot.worker.on('exit', () => {
@@ -124,7 +139,6 @@ export class RenderPool {
     });
     slot.worker.unref();
     this.slots.push(slot);
-    return slot;
   }
 
   private finish(slot: Slot, outcome: RenderOutcome): void {

@@ -6,3 +6,4 @@ import { runRenderJob, type RenderJob } from '../engine/render-job.ts';
 parentPort?.on('message', (job: RenderJob) => {
   parentPort?.postMessage(runRenderJob(job));
 });
+parentPort?.postMessage('ready');

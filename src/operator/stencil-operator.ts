@@ -21,6 +21,7 @@ import { InstanceSets } from './instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
+import { RenderPool } from '../framework/render-pool.ts';
 import { createShard, type Shard, type ShardingOptions } from './sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
 
@@ -43,6 +44,8 @@ export interface OperatorOptions {
   namespaces?: string[];
   concurrency: number;
   resyncSeconds: number;
+  /** Renders run in worker threads with this deadline (default 5 s, cores-many workers, ≤ 4). */
+  render?: { timeoutMs: number; workers?: number };
   log: Logger;
   now?: () => Date;
 }
@@ -56,6 +59,9 @@ function reconcileMetrics(metrics: StencilMetrics | undefined): ReconcileMetrics
     }
   );
 }
+
+/** The render deadline unless configured (--render-timeout). */
+const DEFAULT_RENDER_TIMEOUT_MS = 5_000;
 
 /** How long a stop waits for the Events still queued (within the shutdown's own bound). */
 const EVENT_DRAIN_MS = 2_000;
@@ -73,6 +79,7 @@ export class StencilOperator {
     this.options.log.warn('too many Events waiting to be sent; one was dropped'),
   );
   private shell: OperatorShell | undefined;
+  private readonly renders: RenderPool;
   private resyncTimer: NodeJS.Timeout | undefined;
   private elector: LeaderElector | undefined;
   private leading = false;
@@ -94,6 +101,15 @@ export class StencilOperator {
     const now = options.now ?? (() => new Date());
     const { cluster } = options.connection;
     const cache = this.caches;
+    this.renders = new RenderPool({
+      timeoutMs: options.render?.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS,
+      size: options.render?.workers,
+      onWorkerError: (error) =>
+        // Its message may quote what it rendered: the class only.
+        options.log.warn('a render worker crashed; it is replaced', {
+          error: error instanceof Error ? error.name : 'unknown',
+        }),
+    });
     this.instances = new Controller({
       name: 'templateinstance',
       reconciler: new InstanceReconciler({
@@ -102,6 +118,7 @@ export class StencilOperator {
         tracker: this.dependencies,
         metrics: reconcileMetrics(options.metrics),
         events: this.events,
+        renderer: this.renders.render,
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
@@ -309,6 +326,7 @@ export class StencilOperator {
   async stop(graceMs = 10_000): Promise<void> {
     clearInterval(this.resyncTimer);
     await Promise.all(this.controllers.map((c) => c.shutdown(graceMs)));
+    await this.renders.close();
     await this.events.drain(EVENT_DRAIN_MS);
     await this.webhook?.stop();
     await this.elector

@@ -19,6 +19,7 @@ import {
   TEMPLATE_INSTANCE_KIND,
 } from '../api/well-known.ts';
 import { evaluateInstance, type InstanceEvaluation } from '../engine/instance-evaluation.ts';
+import type { RenderRunner } from '../engine/render-job.ts';
 import {
   nextInstanceStatus,
   sameStatus,
@@ -65,6 +66,8 @@ const TERMINAL_REASONS = new Set<string>([
   InstanceReason.OverrideNotAllowed,
   InstanceReason.ReferenceNotPermitted,
   InstanceReason.TemplateExecutionFailed,
+  // The same input renders as slowly next time; a resync or an edit tries again (ADR 0018).
+  InstanceReason.RenderTimeout,
 ]);
 
 /** How soon to look again while waiting on the cluster (finalizers, a CRD being served). */
@@ -77,6 +80,8 @@ export interface InstanceReconcilerDeps {
   metrics?: ReconcileMetrics;
   /** Where Events go (sent beside the passes); one of its own when not given. */
   events?: EventSender;
+  /** Where renders run (the operator's worker pool); this thread when not given. */
+  renderer?: RenderRunner;
   now: () => Date;
   log: ReconcileLog;
 }
@@ -246,6 +251,7 @@ export class InstanceReconciler implements Reconciler {
         (await this.namespaceLabels(cluster, namespace)),
       port: source,
       observe: (ref) => this.observe(cluster, instance, ref),
+      renderer: this.deps.renderer,
     });
     // Every instance that is not frozen watches what it rendered: revert/strict to revert drift,
     // and all of them to see the health of their objects change.
