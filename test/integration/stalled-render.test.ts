@@ -1,0 +1,174 @@
+// Issue #22 on the real API server: a render that would take minutes of CPU (within every render
+// budget) runs in a worker thread. Meanwhile the Lease is renewed on time and another namespace's
+// new instance becomes Ready at once; at the deadline the slow instance reports RenderTimeout
+// and what it applied earlier stays exactly as it was.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { connect, freshNamespace } from './support/cluster.ts';
+import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+
+const RENDER_TIMEOUT_MS = 10_000;
+const RENEW_DEADLINE_MS = 4_000;
+
+let ns: string;
+let quietNs: string;
+let user: KubeCluster;
+let running: RunningOperator;
+const renewals: number[] = [];
+let lost = false;
+
+/** Deep-compares two equal 20,000-key maps for each of 60,000 items: minutes of CPU. */
+const SLOW_BODY = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept
+data:
+  v: "{{parameters.v}}"
+  n: "{{#each parameters.l}}{{#if (eq ../parameters.a ../parameters.b)}}{{/if}}{{/each}}"
+`;
+
+function template(namespace: string, name: string, body: string): KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name, namespace },
+    spec: {
+      sync: { mode: 'revert' },
+      parameters: [
+        { name: 'v', type: 'string' },
+        { name: 'a', type: 'object', value: {} },
+        { name: 'b', type: 'object', value: {} },
+        { name: 'l', type: 'array', value: [] },
+      ],
+      handlebars: body,
+    },
+  };
+}
+
+const readyOf = async (namespace: string, name: string): Promise<string | undefined> =>
+  conditionOf(await instanceStatus(user, namespace, name))?.reason;
+
+beforeAll(async () => {
+  const admin = connect();
+  ns = await freshNamespace(admin, 'stalled');
+  quietNs = await freshNamespace(admin, 'quiet');
+  user = (await userClient()).cluster;
+  running = await startOperator([ns, quietNs], undefined, {
+    render: { timeoutMs: RENDER_TIMEOUT_MS, workers: 2 },
+    leaderElection: {
+      identity: 'stalled-render-test',
+      namespace: ns,
+      name: 'stalled-leader',
+      leaseDurationMs: 6_000,
+      renewDeadlineMs: RENEW_DEADLINE_MS,
+      retryPeriodMs: 1_000,
+      onLost: () => (lost = true),
+    },
+  });
+  running.connection.http.onRequest((method, path, _dryRun, status) => {
+    if (path.includes('/leases/stalled-leader') && method === 'PUT' && status === 200)
+      renewals.push(Date.now());
+  });
+  const map = JSON.stringify(
+    Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])),
+  );
+  await user.apply({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'big', namespace: ns },
+    data: { map, list: JSON.stringify(Array.from({ length: 60_000 }, (_, i) => i)) },
+  });
+  await user.apply(template(ns, 'slow', SLOW_BODY));
+  await user.apply(
+    template(quietNs, 'quick', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: quick\n'),
+  );
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+describe('a render that would take minutes', { timeout: 90_000 }, () => {
+  it('stalls nobody, and stops at the deadline leaving what it applied as it was', async () => {
+    // First a quick render of the same instance: what it applies must survive the slow one.
+    await user.apply(instanceObject(ns, 'slow', 'slow', [{ name: 'v', value: 'one' }]));
+    await eventually(async () => (await readyOf(ns, 'slow')) === 'Reconciled', 'slow Ready');
+    const kept = (await user.get({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'kept',
+      namespace: ns,
+    }))!;
+
+    const fromMap = { configMapKeyRef: { name: 'big', key: 'map' } };
+    await user.apply(
+      instanceObject(ns, 'slow', 'slow', [
+        { name: 'v', value: 'two' },
+        { name: 'a', valueFrom: fromMap },
+        { name: 'b', valueFrom: fromMap },
+        { name: 'l', valueFrom: { configMapKeyRef: { name: 'big', key: 'list' } } },
+      ]),
+    );
+    const changedAt = Date.now();
+    // The slow render is in flight (it runs until the deadline): a tenant elsewhere creates one.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await user.apply(instanceObject(quietNs, 'quiet', 'quick'));
+    const created = Date.now();
+    await eventually(
+      async () => (await readyOf(quietNs, 'quiet')) === 'Reconciled',
+      'quiet Ready',
+      20_000,
+    );
+    const quietReadyMs = Date.now() - created;
+    const quiet = await instanceStatus(user, quietNs, 'quiet');
+    const quietObject = (await user.get({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'quiet',
+      namespace: quietNs,
+    }))!;
+    const transition = Date.parse(conditionOf(quiet)!.lastTransitionTime);
+    const creation = Date.parse(quietObject.metadata.creationTimestamp!);
+    console.log(
+      `[stalled-render] quiet instance Ready ${quietReadyMs} ms after its creation, while the slow render ran`,
+    );
+    // Timestamps have whole seconds: Ready within the second after the one it was created in.
+    expect(transition - creation).toBeLessThanOrEqual(1_000);
+    // ... and long before the slow render ends, which it did not wait for.
+    expect(Date.now() - changedAt).toBeLessThan(RENDER_TIMEOUT_MS);
+    expect(await readyOf(ns, 'slow')).toBe('Reconciled');
+
+    const timedOut = await eventually(
+      async () => {
+        const status = await instanceStatus(user, ns, 'slow');
+        return conditionOf(status)?.reason === 'RenderTimeout' && status;
+      },
+      'slow RenderTimeout',
+      40_000,
+    );
+    expect(conditionOf(timedOut, 'Rendered')?.message).toBe(
+      `spec.handlebars: rendering Template ${ns}/slow took longer than 10 s (--render-timeout) and was stopped; nothing was applied`,
+    );
+    const after = (await user.get({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'kept',
+      namespace: ns,
+    }))!;
+    expect(after.metadata.resourceVersion).toBe(kept.metadata.resourceVersion);
+    expect((after as { data?: Record<string, string> }).data?.v).toBe('one');
+
+    // The Lease was renewed throughout: no gap near the renew deadline, leadership never lost.
+    const during = renewals.filter((t) => t >= changedAt - 2_000);
+    const gaps = during.slice(1).map((t, i) => t - during[i]!);
+    console.log(
+      `[stalled-render] ${during.length} Lease renewals, longest gap ${Math.max(...gaps)} ms`,
+    );
+    expect(during.length).toBeGreaterThan(5);
+    expect(Math.max(...gaps)).toBeLessThan(RENEW_DEADLINE_MS - 1_000);
+    expect(lost).toBe(false);
+  });
+});
