@@ -40,7 +40,7 @@ export interface OperatorConfig {
   leaseDurationSeconds: number;
   /** A render running longer than this is stopped with RenderTimeout (docs/adr/0018). */
   renderTimeoutSeconds: number;
-  /** Worker threads that render; undefined = the cores, at most 4. */
+  /** Worker threads that render; undefined = 2, or 1 on one core. */
   renderWorkers?: number;
   /** `:8080`, `host:port`, or `0` (disabled). */
   metricsBindAddress: string;
@@ -132,7 +132,7 @@ export const RUN_COMMAND = {
       type: 'string',
       value: 'N',
       description:
-        'worker threads that render, beside the reconciles (default: the cores, at most 4)',
+        'worker threads that render, beside the reconciles (default: 2, or 1 on one core)',
     },
     'metrics-bind-address': {
       type: 'string',

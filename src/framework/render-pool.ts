@@ -9,7 +9,7 @@ import type { RenderJob, RenderRunner } from '../engine/render-job.ts';
 import type { RenderOutcome } from '../engine/render.ts';
 
 export interface RenderPoolOptions {
-  /** Worker threads (default: the cores, at most 4). */
+  /** Worker threads (default: 2, or 1 on one core). */
   size?: number;
   /** Wall-clock deadline of one render once a worker has taken it. */
   timeoutMs: number;
@@ -53,7 +53,7 @@ function startWorker(): Worker {
  * helper work (ADR 0007), so this is room to spare, and a render that still runs away takes its
  * worker down, not the operator.
  */
-const WORKER_HEAP_MB = 512;
+const WORKER_HEAP_MB = 256;
 
 function failed(
   message: string,
@@ -73,7 +73,7 @@ export class RenderPool {
   private closed = false;
 
   constructor(private readonly options: RenderPoolOptions) {
-    this.size = Math.max(1, options.size ?? Math.min(4, availableParallelism()));
+    this.size = Math.max(1, options.size ?? Math.min(2, availableParallelism()));
   }
 
   /** The pool as the evaluation's renderer. */

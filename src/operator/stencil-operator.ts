@@ -44,7 +44,7 @@ export interface OperatorOptions {
   namespaces?: string[];
   concurrency: number;
   resyncSeconds: number;
-  /** Renders run in worker threads with this deadline (default 5 s, cores-many workers, ≤ 4). */
+  /** Renders run in worker threads with this deadline (default 5 s, 2 workers). */
   render?: { timeoutMs: number; workers?: number };
   log: Logger;
   now?: () => Date;
