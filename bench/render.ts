@@ -7,6 +7,8 @@ import type { TemplateInstance } from '../src/api/template-instance.ts';
 import { evaluateInstance } from '../src/engine/instance-evaluation.ts';
 import { MemorySource } from '../src/engine/memory-source.ts';
 import { compileTemplate, renderTemplate } from '../src/engine/render.ts';
+import { renderInProcess } from '../src/engine/render-job.ts';
+import { RenderPool } from '../src/framework/render-pool.ts';
 
 const configMaps = Array.from(
   { length: 6 },
@@ -156,6 +158,126 @@ const source = new MemorySource([
     `evaluate instance end to end (resolve + render + place + stamp): ${(ms / iterations).toFixed(3)} ms each, ${Math.round((iterations / ms) * 1000)}/s (${iterations} runs)`,
   );
 }
+
+/** Mean ms of `iterations` awaited runs after one warm-up. */
+async function timed(
+  label: string,
+  iterations: number,
+  run: () => Promise<unknown>,
+): Promise<number> {
+  await run();
+  const start = performance.now();
+  for (let i = 0; i < iterations; i++) await run();
+  const ms = (performance.now() - start) / iterations;
+  console.log(`${label}: ${ms.toFixed(3)} ms each (${iterations} runs)`);
+  return ms;
+}
+
+// Issue #22: the operator renders in worker threads; what a render costs there vs here.
+{
+  const job = {
+    template: 'team-a/bench',
+    body,
+    parameters: names,
+    context,
+    producers: new Map(),
+    secret: ['password'],
+  };
+  const pool = new RenderPool({ size: 2, timeoutMs: 30_000 });
+  const here = await timed('render job, this thread', 500, () => renderInProcess(job));
+  const there = await timed('render job, worker pool (structured clone both ways)', 500, () =>
+    pool.render(job),
+  );
+  console.log(`worker pool cost per render: ${(there - here).toFixed(3)} ms`);
+  const big = {
+    ...job,
+    context: {
+      ...context,
+      parameters: {
+        ...context.parameters,
+        hosts: Array.from({ length: 2_000 }, (_, i) => `h${i}.example.com`),
+      },
+    },
+  };
+  const bigHere = await timed('render job with 2,000 hosts (~420 KB), this thread', 20, () =>
+    renderInProcess(big),
+  );
+  const bigThere = await timed('render job with 2,000 hosts (~420 KB), worker pool', 20, () =>
+    pool.render(big),
+  );
+  console.log(`worker pool cost per large render: ${(bigThere - bigHere).toFixed(3)} ms`);
+  await pool.close();
+}
+
+// Issue #22: a 1 MiB Secret value (a CA bundle) through sha256, b64enc and inserted whole.
+{
+  const pem = Array.from({ length: 16_384 }, (_, i) => `SECRET${String(i).padStart(58, 'x')}`).join(
+    '\n',
+  );
+  const secretTemplate = (use: string): Template => ({
+    ...template,
+    spec: {
+      parameters: [{ name: 'ca', type: 'string' }],
+      handlebars: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ca\ndata:\n  x: ${use}\n`,
+    },
+  });
+  const caInstance: TemplateInstance = {
+    ...instance(0),
+    spec: {
+      templateRef: { name: 'bench' },
+      parameters: [{ name: 'ca', valueFrom: { secretKeyRef: { name: 'ca', key: 'ca' } } }],
+    },
+  };
+  const caSource = new MemorySource([
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'ca', namespace: 'team-a' },
+      data: { ca: Buffer.from(pem).toString('base64') },
+    },
+  ]);
+  console.log(`Secret value: ${(pem.length / 1024 / 1024).toFixed(2)} MiB`);
+  for (const use of [
+    '{{sha256 parameters.ca}}',
+    '{{b64enc parameters.ca}}',
+    '{{quote parameters.ca}}',
+  ])
+    await timed(`evaluate with a 1 MiB Secret, ${use} (redactor built and used)`, 10, async () => {
+      const evaluation = await evaluateInstance({
+        instance: caInstance,
+        template: secretTemplate(use),
+        namespaceLabels: {},
+        port: caSource,
+      });
+      if (!evaluation.ok) throw new Error(evaluation.problem?.message);
+      evaluation.redactor.redact('ConfigMap "ca" is invalid: metadata.name: Invalid value');
+    });
+}
+
+// Issue #22: the checks that were quadratic.
+{
+  const keys = compileTemplate(
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n{{#each parameters.hosts}}  {{@key}}: {{this}}\n{{/each}}',
+    ['hosts'],
+  );
+  if (!keys.ok) throw new Error('keys body');
+  const hosts = Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`h${i}`, `v${i}`]));
+  measure('60,000 keys laid out from a map (was 31 s)', 3, () => {
+    if (!renderTemplate(keys.value, { ...context, parameters: { hosts } }).ok)
+      throw new Error('keys');
+  });
+  const reads = compileTemplate(
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n{{#each parameters.l}}  k{{@index}}: {{observed "v1" "ConfigMap" "p" ".data.x"}}\n{{/each}}',
+    ['l'],
+  );
+  if (!reads.ok) throw new Error('reads body');
+  const l = Array.from({ length: 45_000 }, (_, i) => i);
+  measure('45,000 observed reads in a loop (was 16 s)', 3, () => {
+    if (!renderTemplate(reads.value, { ...context, parameters: { l } }).ok)
+      throw new Error('reads');
+  });
+}
+
 console.log(
   `heap used: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB; node ${process.version}`,
 );

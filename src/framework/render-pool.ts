@@ -111,6 +111,7 @@ export class RenderPool {
       }
       const task = this.waiting.shift()!;
       slot.task = task;
+      slot.worker.ref();
       slot.timer = setTimeout(() => this.timedOut(slot), this.options.timeoutMs);
       slot.worker.postMessage(task.job);
     }
@@ -123,6 +124,7 @@ export class RenderPool {
       if (message !== 'ready') return this.finish(slot, message);
       slot.ready = true;
       this.dispatch();
+      if (!slot.task) slot.worker.unref();
     });
     slot.worker.on('error', (error) => {
       this.options.onWorkerError?.(error);
@@ -137,7 +139,7 @@ export class RenderPool {
       if (this.slots.includes(slot))
         this.replace(slot, failed('the render worker stopped unexpectedly'));
     });
-    slot.worker.unref();
+    // Ref'd while it starts or renders (a render awaited keeps the process alive), unref'd idle.
     this.slots.push(slot);
   }
 
@@ -147,6 +149,7 @@ export class RenderPool {
     slot.task = undefined;
     task?.resolve(outcome);
     this.dispatch();
+    if (!slot.task) slot.worker.unref();
   }
 
   private timedOut(slot: Slot): void {
