@@ -22,9 +22,22 @@ describe('stencil run configuration', () => {
       leaderElect: false,
       sharding: undefined,
       leaseDurationSeconds: 15,
+      renderTimeoutSeconds: 5,
+      renderWorkers: undefined,
       metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081',
     });
+  });
+
+  it('reads the render deadline and workers, refusing a deadline that is not above zero', () => {
+    const config = loadConfig(['--render-timeout', '2.5'], { STENCIL_RENDER_WORKERS: '3' });
+    expect([config.renderTimeoutSeconds, config.renderWorkers]).toEqual([2.5, 3]);
+    expect(() => loadConfig(['--render-timeout', '0'], {})).toThrow(
+      '--render-timeout must be a number > 0, got "0"',
+    );
+    expect(() => loadConfig(['--render-workers', 'two'], {})).toThrow(
+      '--render-workers must be a positive integer, got "two"',
+    );
   });
 
   it('reads sharding: auto by member Leases, or a fixed index of a fixed count', () => {
