@@ -1,0 +1,106 @@
+// `stencil render`, `validate` and `diff` given odd inputs (issue #22, ADR 0017): deep JSON,
+// annotations that must be strings, files with circular aliases or binary values, dates and
+// numbers that are not what they seem. Each is a clear refusal, never a crash.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.ts';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'stencil-edges-'));
+});
+
+function write(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function templateFile(name: string, body: string, parameters: object[]): string {
+  return write(
+    `${name}-template.yaml`,
+    stringify({
+      apiVersion: 'stencil.dev/v1alpha1',
+      kind: 'Template',
+      metadata: { name: 't', namespace: 'team-a' },
+      spec: { parameters, handlebars: body },
+    }),
+  );
+}
+
+function instanceFile(name: string, parameters: object[]): string {
+  return write(
+    `${name}-instance.yaml`,
+    stringify({
+      apiVersion: 'stencil.dev/v1alpha1',
+      kind: 'TemplateInstance',
+      metadata: { name: 'i', namespace: 'team-a' },
+      spec: { templateRef: { name: 't' }, parameters },
+    }),
+  );
+}
+
+function secretFile(name: string, value: string): string {
+  return write(
+    `${name}-objects.yaml`,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'team-a' },
+      data: { pw: Buffer.from(value).toString('base64') },
+    }),
+  );
+}
+
+const CONFIG_MAP =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: "{{len parameters.deep}}"\n';
+const DEEP = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+
+describe('a parameter value nested deeper than 64 levels is refused, not a stack overflow', () => {
+  it('from a Secret, for type: array', async () => {
+    const result = await main([
+      'render',
+      '--template',
+      templateFile('deep-secret', CONFIG_MAP, [{ name: 'deep', type: 'array' }]),
+      '--instance',
+      instanceFile('deep-secret', [
+        { name: 'deep', valueFrom: { secretKeyRef: { name: 's', key: 'pw' } } },
+      ]),
+      '--objects',
+      secretFile('deep-secret', DEEP),
+    ]);
+    expect(result).toMatchObject({ exitCode: 1, stdout: '' });
+    expect(result.stderr).toMatch(
+      /^ParametersValid=False InvalidParameter: parameters.deep: parameter "deep": nests deeper than 64 levels/,
+    );
+    expect(result.stderr).not.toContain('[[[');
+  });
+
+  it('as an instance literal with exposeInStatus', async () => {
+    const result = await main([
+      'render',
+      '--template',
+      templateFile('deep-literal', CONFIG_MAP, [
+        { name: 'deep', type: 'array', exposeInStatus: true },
+      ]),
+      '--instance',
+      instanceFile('deep-literal', [{ name: 'deep', value: DEEP }]),
+    ]);
+    expect(result).toMatchObject({ exitCode: 1, stdout: '' });
+    expect(result.stderr).toContain('parameter "deep": nests deeper than 64 levels');
+  });
+
+  it('as a Template default, in validate', async () => {
+    const template = templateFile('deep-default', CONFIG_MAP, [
+      { name: 'deep', type: 'array', value: DEEP },
+    ]);
+    const result = await main(['validate', template]);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr + result.stdout).toContain(
+      'parameter "deep": nests deeper than 64 levels',
+    );
+  });
+});
