@@ -104,3 +104,39 @@ describe('a parameter value nested deeper than 64 levels is refused, not a stack
     );
   });
 });
+
+const deployment = (annotations: string): string =>
+  `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n${annotations}\nspec:\n  template:\n    spec:\n      containers: []\n`;
+
+describe('an annotation Stencil reads that is not a string is refused, naming object and annotation', () => {
+  it.each([
+    [
+      'restart-on-change: true unquoted',
+      '    stencil.dev/restart-on-change: true',
+      'stencil.dev/restart-on-change',
+      'a boolean',
+    ],
+    [
+      'restart-on-change-objects as a list',
+      '    stencil.dev/restart-on-change: "x"\n    stencil.dev/restart-on-change-objects: [ConfigMap/a]',
+      'stencil.dev/restart-on-change-objects',
+      'a list',
+    ],
+    ['wave: 3 unquoted', '    stencil.dev/wave: 3', 'stencil.dev/wave', 'a number'],
+    ['ready-when: null', '    stencil.dev/ready-when: null', 'stencil.dev/ready-when', 'null'],
+  ])('%s', async (_what, annotations, annotation, got) => {
+    const name = annotation.replace(/\W/g, '');
+    const result = await main([
+      'render',
+      '--template',
+      templateFile(`ann-${name}`, deployment(annotations), [{ name: 'x', value: 'a' }]),
+      '--instance',
+      instanceFile(`ann-${name}`, []),
+    ]);
+    expect(result).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr: `Rendered=False TemplateExecutionFailed: spec.handlebars: Deployment team-a/web: annotation ${annotation} must be a string; quote it (got ${got})\n`,
+    });
+  });
+});
