@@ -140,3 +140,53 @@ describe('an annotation Stencil reads that is not a string is refused, naming ob
     });
   });
 });
+
+describe('stencil validate runs the annotation checks render runs, with the literal defaults', () => {
+  const configMap = (annotations: string): string =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  annotations:\n${annotations}\ndata:\n  a: b\n`;
+  it.each([
+    [
+      'restart-on-change: true unquoted',
+      deployment('    stencil.dev/restart-on-change: true'),
+      'Deployment team-a/web: annotation stencil.dev/restart-on-change must be a string; quote it (got a boolean)',
+    ],
+    [
+      'a wave that is not a whole number',
+      deployment('    stencil.dev/wave: "soon"'),
+      'Deployment team-a/web: stencil.dev/wave must be a whole number, got "soon"',
+    ],
+    [
+      'restart-on-change naming no parameter',
+      deployment('    stencil.dev/restart-on-change: "x,nosuch"'),
+      'Deployment team-a/web: stencil.dev/restart-on-change names "nosuch", which is not a parameter of this Template',
+    ],
+    [
+      'restart-on-change on a ConfigMap',
+      configMap('    stencil.dev/restart-on-change: "x"'),
+      'ConfigMap team-a/cfg: stencil.dev/restart-on-change applies to apps/v1 Deployments, StatefulSets and DaemonSets only',
+    ],
+    [
+      'a missing restart-on-change-objects entry',
+      deployment(
+        '    stencil.dev/restart-on-change: "x"\n    stencil.dev/restart-on-change-objects: ConfigMap/gone',
+      ),
+      'Deployment team-a/web: stencil.dev/restart-on-change-objects names "ConfigMap/gone", which is not a ConfigMap or Secret this Template renders',
+    ],
+  ])('%s', async (_what, body, message) => {
+    const file = templateFile(`validate-${_what.replace(/\W/g, '')}`, body, [
+      { name: 'x', value: 'a' },
+    ]);
+    const result = await main(['validate', file]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout + result.stderr).toContain(message);
+  });
+
+  it('still calls a Template valid whose annotations every render accepts', async () => {
+    const body = `${deployment('    stencil.dev/restart-on-change: "x"\n    stencil.dev/restart-on-change-objects: ConfigMap/cfg\n    stencil.dev/wave: "2"')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: b\n`;
+    const result = await main([
+      'validate',
+      templateFile('validate-fine', body, [{ name: 'x', value: 'a' }]),
+    ]);
+    expect(result.exitCode).toBe(0);
+  });
+});
