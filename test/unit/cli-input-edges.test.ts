@@ -190,3 +190,28 @@ describe('stencil validate runs the annotation checks render runs, with the lite
     expect(result.exitCode).toBe(0);
   });
 });
+
+describe('stencil diff exits 2 with one line when either side does not render', () => {
+  const fine = (): string =>
+    templateFile('diff-fine', deployment('    stencil.dev/restart-on-change: "x"'), [
+      { name: 'x', value: 'a' },
+    ]);
+  const crashing = (): string =>
+    templateFile('diff-crash', deployment('    stencil.dev/restart-on-change: true'), [
+      { name: 'x', value: 'a' },
+    ]);
+  const instance = (): string => instanceFile('diff', []);
+
+  it.each([
+    ['the --to side', 'to'],
+    ['the --from side', 'from'],
+  ])('%s crashing on restart-on-change: true unquoted', async (_what, side) => {
+    const [from, to] = side === 'to' ? [fine(), crashing()] : [crashing(), fine()];
+    const result = await main(['diff', '--instance', instance(), '--from', from, '--to', to]);
+    expect(result).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: `stencil: --${side} ${side === 'to' ? to : from} does not render TemplateInstance team-a/i: Rendered=False TemplateExecutionFailed: spec.handlebars: Deployment team-a/web: annotation stencil.dev/restart-on-change must be a string; quote it (got a boolean)\n`,
+    });
+  });
+});
