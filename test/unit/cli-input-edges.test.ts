@@ -215,3 +215,69 @@ describe('stencil diff exits 2 with one line when either side does not render', 
     });
   });
 });
+
+describe('a circular alias or a !!binary value is refused at load, exit 2 naming file and document', () => {
+  const template = (): string =>
+    templateFile(
+      'load',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {{quote (toJson parameters.deep)}}\n',
+      [{ name: 'deep', exposeInStatus: true }],
+    );
+  const instanceWith = (name: string, value: string): string =>
+    write(
+      `${name}.yaml`,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n---\napiVersion: stencil.dev/v1alpha1\nkind: TemplateInstance\nmetadata: {name: i, namespace: team-a}\nspec:\n  templateRef: {name: t}\n  parameters:\n    - name: deep\n      value: ${value}\n`,
+    );
+
+  it.each([
+    [
+      'a self-referencing alias',
+      '&a {self: *a}',
+      'spec.parameters[0].value.self is an alias of a value that contains it (a circular alias)',
+    ],
+    [
+      'a !!binary value',
+      '!!binary aGVsbG8=',
+      'spec.parameters[0].value is a !!binary value; Kubernetes objects hold text: give base64 text instead',
+    ],
+  ])('%s in an instance', async (_what, value, message) => {
+    const file = instanceWith(`load-${_what.replace(/\W/g, '')}`, value);
+    for (const result of [
+      await main(['render', '--template', template(), '--instance', file]),
+      await main(['validate', file]),
+    ])
+      expect(result).toEqual({
+        exitCode: 2,
+        stdout: '',
+        stderr: `stencil: ${file}: document 2: ${message}\n`,
+      });
+  });
+
+  it('a circular alias in an --objects file', async () => {
+    const objects = write(
+      'load-objects.yaml',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: &a {self: *a}\n',
+    );
+    const result = await main([
+      'render',
+      '--template',
+      template(),
+      '--instance',
+      instanceWith('load-ok', '"a"'),
+      '--objects',
+      objects,
+    ]);
+    expect(result).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: `stencil: ${objects}: document 1: data.self is an alias of a value that contains it (a circular alias)\n`,
+    });
+  });
+
+  it('an alias used twice, without a cycle, still loads', async () => {
+    const file = instanceWith('load-shared', '{a: &x [1], b: *x}');
+    const result = await main(['render', '--template', template(), '--instance', file]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('a: \'{"a":[1],"b":[1]}\'');
+  });
+});
