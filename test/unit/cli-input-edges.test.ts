@@ -281,3 +281,30 @@ describe('a circular alias or a !!binary value is refused at load, exit 2 naming
     expect(result.stdout).toContain('a: \'{"a":[1],"b":[1]}\'');
   });
 });
+
+describe('stencil.dev/expires-at without an offset is refused whatever the time zone', () => {
+  it.each(['UTC', 'America/Los_Angeles'])('under TZ=%s', async (tz) => {
+    const before = process.env.TZ;
+    process.env.TZ = tz;
+    try {
+      const instance = write(
+        `expiry-${tz.replace(/\W/g, '')}.yaml`,
+        'apiVersion: stencil.dev/v1alpha1\nkind: TemplateInstance\nmetadata:\n  name: i\n  namespace: team-a\n  annotations: {stencil.dev/expires-at: "2026-12-31T18:00:00"}\nspec: {templateRef: {name: t}}\n',
+      );
+      const result = await main([
+        'render',
+        '--template',
+        templateFile('expiry', CONFIG_MAP.replace('{{len parameters.deep}}', 'x'), []),
+        '--instance',
+        instance,
+      ]);
+      expect(result).toMatchObject({ exitCode: 1, stdout: '' });
+      expect(result.stderr).toContain(
+        'InvalidTTL: metadata.annotations["stencil.dev/expires-at"]: stencil.dev/expires-at "2026-12-31T18:00:00" is not an RFC 3339 time with an offset',
+      );
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+  });
+});
