@@ -308,3 +308,27 @@ describe('stencil.dev/expires-at without an offset is refused whatever the time 
     }
   });
 });
+
+describe('the parameter names __proto__, constructor and prototype are refused', () => {
+  it.each(['__proto__', 'constructor', 'prototype'])(
+    '%s in a Template and in an instance',
+    async (name) => {
+      const template = templateFile(
+        `reserved-${name}`,
+        CONFIG_MAP.replace('{{len parameters.deep}}', 'x'),
+        [
+          { name: 'ok', value: 'a' },
+          { name, value: 'a' },
+        ],
+      );
+      const refusal = 'must not be __proto__, constructor or prototype (reserved names)';
+      const validated = await main(['validate', template]);
+      expect(validated.exitCode).toBe(1);
+      expect(validated.stdout + validated.stderr).toContain(`spec.parameters[1].name: Invalid value: "${name}": ${refusal}`);
+      const instance = instanceFile(`reserved-${name}`, [{ name, value: 'b' }]);
+      const checked = await main(['validate', instance]);
+      expect(checked.exitCode).toBe(1);
+      expect(checked.stdout + checked.stderr).toContain(`spec.parameters[0].name: Invalid value: "${name}": ${refusal}`);
+    },
+  );
+});
