@@ -50,3 +50,32 @@ describe('renderedObjectProblem refuses annotations that are not strings', () =>
     expect(renderedObjectProblem(object(annotations))).toBeUndefined();
   });
 });
+
+describe('renderedObjectProblem refuses a number JSON cannot hold, naming the field path', () => {
+  const withSpec = (spec: unknown): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'w' },
+    spec,
+  });
+  it.each<[string, unknown, string]>([
+    ['NaN at the top of spec', { replicas: NaN }, 'spec.replicas is NaN'],
+    [
+      'Infinity in a list',
+      { ports: [{ port: 80 }, { port: Infinity }] },
+      'spec.ports[1].port is Infinity',
+    ],
+    ['-Infinity in a nested list', { a: [[1, -Infinity]] }, 'spec.a[0][1] is -Infinity'],
+    ['the first of two, in document order', { a: NaN, b: Infinity }, 'spec.a is NaN'],
+  ])('%s', (_what, spec, message) => {
+    expect(renderedObjectProblem(withSpec(spec))).toBe(
+      `Deployment w: ${message}, which JSON cannot hold: give a finite number`,
+    );
+  });
+
+  it('lets finite numbers through', () => {
+    expect(
+      renderedObjectProblem(withSpec({ replicas: 3, ratio: -0.5, big: 1e300 })),
+    ).toBeUndefined();
+  });
+});

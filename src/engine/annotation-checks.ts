@@ -1,6 +1,7 @@
 // Checks on the annotations of rendered objects that every render runs, and the Template dry run
 // (`stencil validate`) runs too (issue #22, ADR 0017): each annotation is a string (a YAML `true`
-// or `3` left unquoted is not), and `stencil.dev/wave` is a whole number. Pure.
+// or `3` left unquoted is not), `stencil.dev/wave` is a whole number, and no number is NaN or
+// infinite. Pure.
 import type { KubeObject } from '../api/object-meta.ts';
 import { describeObject, waveProblem } from './inventory.ts';
 
@@ -31,9 +32,32 @@ export function nonStringAnnotationProblem(object: KubeObject): string | undefin
 }
 
 /**
+ * The first number of `object` that is NaN or infinite, as a message naming the object and the
+ * field path, or nothing. JSON has no such numbers: the applied object would carry `null`
+ * instead (a `number` parameter reads "NaN" and "Inf" as Go does). Iterative, depth-first in
+ * document order.
+ */
+export function nonFiniteNumberProblem(object: KubeObject): string | undefined {
+  const stack: [unknown, string][] = [[object, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'number' && !Number.isFinite(value))
+      return `${describeObject(object)}: ${path} is ${String(value)}, which JSON cannot hold: give a finite number`;
+    if (typeof value !== 'object' || value === null) continue;
+    const children: [unknown, string][] = Array.isArray(value)
+      ? value.map((v, i) => [v, `${path}[${i}]`])
+      : Object.entries(value).map(([k, v]) => [v, path === '' ? k : `${path}.${k}`]);
+    for (const child of children.reverse()) stack.push(child);
+  }
+  return undefined;
+}
+
+/**
  * Why a rendered object's annotations are unusable (a non-string value, a
- * `stencil.dev/wave` that is not a whole number), or nothing.
+ * `stencil.dev/wave` that is not a whole number) or a number is not finite, or nothing.
  */
 export function renderedObjectProblem(object: KubeObject): string | undefined {
-  return nonStringAnnotationProblem(object) ?? waveProblem(object);
+  return (
+    nonStringAnnotationProblem(object) ?? waveProblem(object) ?? nonFiniteNumberProblem(object)
+  );
 }

@@ -324,11 +324,41 @@ describe('the parameter names __proto__, constructor and prototype are refused',
       const refusal = 'must not be __proto__, constructor or prototype (reserved names)';
       const validated = await main(['validate', template]);
       expect(validated.exitCode).toBe(1);
-      expect(validated.stdout + validated.stderr).toContain(`spec.parameters[1].name: Invalid value: "${name}": ${refusal}`);
+      expect(validated.stdout + validated.stderr).toContain(
+        `spec.parameters[1].name: Invalid value: "${name}": ${refusal}`,
+      );
       const instance = instanceFile(`reserved-${name}`, [{ name, value: 'b' }]);
       const checked = await main(['validate', instance]);
       expect(checked.exitCode).toBe(1);
-      expect(checked.stdout + checked.stderr).toContain(`spec.parameters[0].name: Invalid value: "${name}": ${refusal}`);
+      expect(checked.stdout + checked.stderr).toContain(
+        `spec.parameters[0].name: Invalid value: "${name}": ${refusal}`,
+      );
     },
   );
+});
+
+describe('a number parameter given "NaN" or "Inf" is refused where it is applied', () => {
+  const body =
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {{parameters.count}}\n';
+  it.each([
+    ['NaN', 'NaN'],
+    ['Inf', 'Infinity'],
+    ['-Inf', '-Infinity'],
+  ])('%s', async (value, shown) => {
+    const template = templateFile(`nan-${value}`, body, [
+      { name: 'count', type: 'number', value: '2' },
+    ]);
+    const result = await main([
+      'render',
+      '--template',
+      template,
+      '--instance',
+      instanceFile(`nan-${value}`, [{ name: 'count', value }]),
+    ]);
+    expect(result).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr: `Rendered=False TemplateExecutionFailed: spec.handlebars: Deployment team-a/web: spec.replicas is ${shown}, which JSON cannot hold: give a finite number\n`,
+    });
+  });
 });
