@@ -362,3 +362,35 @@ describe('a number parameter given "NaN" or "Inf" is refused where it is applied
     });
   });
 });
+
+describe('an observed read over the match limit names the limit, not "matched nothing"', () => {
+  it('10,001 matches', async () => {
+    const body =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\ndata:\n  a: b\n---\n' +
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: reader\n  annotations:\n    stencil.dev/wave: "1"\n' +
+      'data:\n  n: {{quote (toJson (observed "v1" "ConfigMap" "src" ".data.*"))}}\n';
+    const data = Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`k${i}`, 'v']));
+    const objects = write(
+      'observed-many.yaml',
+      stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'src', namespace: 'team-a' },
+        data,
+      }),
+    );
+    const result = await main([
+      'render',
+      '--template',
+      templateFile('observed-many', body, []),
+      '--instance',
+      instanceFile('observed-many', []),
+      '--objects',
+      objects,
+    ]);
+    expect(result).toMatchObject({ exitCode: 1, stdout: '' });
+    expect(result.stderr).toBe(
+      'Rendered=False TemplateExecutionFailed: ConfigMap team-a/reader reads .data.* of v1 ConfigMap team-a/src with observed, but the JSONPath selects more values than an observed read may (the limits: 10000 matches, 100000 values at any step) in the v1 ConfigMap team-a/src of the --objects files\n',
+    );
+  });
+});
