@@ -58,6 +58,12 @@ export const CRD_SCHEMAS = {
                   minLength: 1,
                   maxLength: 128,
                   pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+                  'x-kubernetes-validations': [
+                    {
+                      rule: "!(self in ['__proto__', 'constructor', 'prototype'])",
+                      message: 'must not be __proto__, constructor or prototype (reserved names)',
+                    },
+                  ],
                 },
                 value: {
                   description: 'Literal value; any JSON value.',
@@ -331,6 +337,13 @@ export const CRD_SCHEMAS = {
                       minLength: 1,
                       maxLength: 128,
                       pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+                      'x-kubernetes-validations': [
+                        {
+                          rule: "!(self in ['__proto__', 'constructor', 'prototype'])",
+                          message:
+                            'must not be __proto__, constructor or prototype (reserved names)',
+                        },
+                      ],
                     },
                   },
                 },
@@ -407,6 +420,13 @@ export const CRD_SCHEMAS = {
                           minLength: 1,
                           maxLength: 128,
                           pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+                          'x-kubernetes-validations': [
+                            {
+                              rule: "!(self in ['__proto__', 'constructor', 'prototype'])",
+                              message:
+                                'must not be __proto__, constructor or prototype (reserved names)',
+                            },
+                          ],
                         },
                         value: {
                           description: 'Literal value; any JSON value.',
@@ -642,6 +662,12 @@ export const CRD_SCHEMAS = {
                   minLength: 1,
                   maxLength: 128,
                   pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+                  'x-kubernetes-validations': [
+                    {
+                      rule: "!(self in ['__proto__', 'constructor', 'prototype'])",
+                      message: 'must not be __proto__, constructor or prototype (reserved names)',
+                    },
+                  ],
                 },
                 type: { type: 'string', enum: ['string', 'number', 'bool', 'array', 'object'] },
                 value: {

@@ -3,7 +3,7 @@
 // valueFrom read from --objects), then compared object by object and field by field. Secret
 // values never show: every text goes through both renders' redactors, and a Secret's data
 // values are hidden whatever made them.
-import type { JsonValue } from '../api/object-meta.ts';
+import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/instance-evaluation.ts';
@@ -24,6 +24,7 @@ import {
   referencedTemplate,
   renderOffline,
   type CommandResult,
+  type OfflineRender,
 } from './render-command.ts';
 import {
   chooseOfflineTemplate,
@@ -211,13 +212,34 @@ function textReport(instance: string, from: string, to: string, diff: ManifestDi
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * One side's render. An error thrown inside it (a bug, not a refusal) is still a failure to
+ * render that side: exit 2, one line naming the side and the error's class. Its message is
+ * withheld, since nothing redacted it and it may quote a Secret (ADR 0017).
+ */
+async function renderSide(
+  inputs: Inputs,
+  name: 'from' | 'to',
+  objects: KubeObject[],
+): Promise<OfflineRender> {
+  try {
+    return await renderOffline(inputs.instance, inputs[name].choice, objects);
+  } catch (err) {
+    const { namespace, name: instanceName } = inputs.instance.metadata;
+    const kind = err instanceof Error ? err.name : typeof err;
+    throw new UsageError(
+      `${inputs[name].source} does not render TemplateInstance ${namespace}/${instanceName}: the render threw ${kind} (message withheld: it may quote a Secret); this is a bug in stencil`,
+    );
+  }
+}
+
 export async function diffCommand(argv: string[]): Promise<CommandResult> {
   const inputs = parse(argv);
   const { instance } = inputs;
   const objects = inputs.objects.flatMap(readObjects);
   const renders = {
-    from: await renderOffline(instance, inputs.from.choice, objects),
-    to: await renderOffline(instance, inputs.to.choice, objects),
+    from: await renderSide(inputs, 'from', objects),
+    to: await renderSide(inputs, 'to', objects),
   };
   const redactors = [renders.from.evaluation.redactor, renders.to.evaluation.redactor];
   for (const name of ['from', 'to'] as const) {

@@ -42,9 +42,40 @@ export function readDocuments(file: string): LoadedDocument[] {
       throw new UsageError(`${file}: document ${i + 1}: ${(err as Error).message.split('\n')[0]}`);
     }
     if (value === null || value === undefined) return;
+    const unusable = unusableValue(value);
+    if (unusable) throw new UsageError(`${file}: document ${i + 1}: ${unusable}`);
     loaded.push({ file, index: i + 1, value });
   });
   return loaded;
+}
+
+/**
+ * Why a loaded document is no JSON value Kubernetes could hold, or nothing: a self-referencing
+ * alias (`&a {self: *a}`) makes a cycle, and `!!binary` a byte array (ADR 0017). Iterative, with
+ * the path of open lists and maps, so a shared (non-circular) alias is fine.
+ */
+function unusableValue(root: unknown): string | undefined {
+  const open = new Set<object>();
+  const stack: { value: unknown; path: string; leaving?: boolean }[] = [{ value: root, path: '' }];
+  while (stack.length > 0) {
+    const { value, path, leaving } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (leaving) {
+      open.delete(value);
+      continue;
+    }
+    const at = path === '' ? 'the document' : path;
+    if (value instanceof Uint8Array)
+      return `${at} is a !!binary value; Kubernetes objects hold text: give base64 text instead`;
+    if (open.has(value)) return `${at} is an alias of a value that contains it (a circular alias)`;
+    open.add(value);
+    stack.push({ value, path, leaving: true });
+    const entries: [string, unknown][] = Array.isArray(value)
+      ? value.map((v, i) => [`${path}[${i}]`, v])
+      : Object.entries(value).map(([k, v]) => [path === '' ? k : `${path}.${k}`, v]);
+    for (const [childPath, child] of entries) stack.push({ value: child, path: childPath });
+  }
+  return undefined;
 }
 
 export function kindOf(value: unknown): string | undefined {

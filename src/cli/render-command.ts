@@ -13,7 +13,7 @@ import {
   type InstanceEvaluation,
 } from '../engine/instance-evaluation.ts';
 import { describeObject, waveOf } from '../engine/inventory.ts';
-import { observedProducer, type ObservedInput } from '../engine/observed.ts';
+import { observedProducer, OVER_LIMIT, type ObservedInput } from '../engine/observed.ts';
 import { MemorySource } from '../engine/memory-source.ts';
 import { formatProblem } from '../engine/problem.ts';
 import { validateAgainstCrd, type CrdKind } from '../engine/schema-validation.ts';
@@ -279,7 +279,7 @@ function withObservedGaps(evaluation: InstanceEvaluation): {
   const message =
     input.state === 'missing'
       ? `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but ${producer} is not in the --objects files; add it (kubectl get -o yaml) to render ${describeObject(reader)}`
-      : `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but the JSONPath matched nothing in the ${producer} of the --objects files`;
+      : `${describeObject(reader)} reads ${input.jsonPath} of ${producer} with observed, but the JSONPath ${input.state === 'overlimit' ? OVER_LIMIT : 'matched nothing'} in the ${producer} of the --objects files`;
   const conditions = evaluation.conditions.filter((c) => c.type !== InstanceConditionType.Rendered);
   conditions.push(
     draft(

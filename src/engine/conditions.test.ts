@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { draft, mergeConditions, readyCondition } from './conditions.ts';
+import {
+  boundMessage,
+  draft,
+  MAX_CONDITION_MESSAGE_LENGTH,
+  mergeConditions,
+  readyCondition,
+} from './conditions.ts';
 
 describe('Ready (SPEC §2)', () => {
   it('is True/Reconciled when every condition is True', () => {
@@ -59,5 +65,36 @@ describe('merging conditions', () => {
         '2026-02-02T00:00:00Z',
       )[0]?.lastTransitionTime,
     ).toBe('2026-02-02T00:00:00Z');
+  });
+});
+
+describe('condition messages are bounded where status is written (issue #22, ADR 0017)', () => {
+  const merged = (message: string): string =>
+    mergeConditions(
+      undefined,
+      [draft('Rendered', false, 'TemplateExecutionFailed', message)],
+      'now',
+    )[0]!.message;
+
+  it('cuts a 40,150-character message to 4,096 characters, ending in the marker', () => {
+    const message = `parameter "ca": ${'x'.repeat(40_134)}`;
+    const bounded = merged(message);
+    expect(bounded).toHaveLength(MAX_CONDITION_MESSAGE_LENGTH);
+    expect(bounded.endsWith('… (truncated)')).toBe(true);
+    expect(message.startsWith(bounded.slice(0, -'… (truncated)'.length))).toBe(true);
+  });
+
+  it.each([
+    ['a message of exactly the bound', 'y'.repeat(4096)],
+    ['a short message', 'ok'],
+  ])('leaves %s as it is', (_what, message) => {
+    expect(merged(message)).toBe(message);
+  });
+
+  it('never splits a surrogate pair at the cut', () => {
+    const message = `${'a'.repeat(4096 - 14)}😀${'b'.repeat(100)}`;
+    const bounded = merged(message);
+    expect(bounded).toBe(`${'a'.repeat(4096 - 14)}… (truncated)`);
+    expect(boundMessage(bounded)).toBe(bounded);
   });
 });

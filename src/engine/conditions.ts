@@ -49,8 +49,32 @@ export function readyCondition(conditions: ConditionDraft[]): ConditionDraft {
 }
 
 /**
+ * The longest condition message written to status, in UTF-16 code units (so also in characters,
+ * as the CRD's `maxLength: 32768` counts them). A quarter of what the CRD allows, so a status
+ * with several failing conditions (Rendered and Ready copy one message) stays far below the
+ * object size limit, and long enough for any message Stencil composes itself (ADR 0017).
+ */
+export const MAX_CONDITION_MESSAGE_LENGTH = 4096;
+
+export const TRUNCATION_MARKER = '… (truncated)';
+
+/**
+ * `message` cut to {@link MAX_CONDITION_MESSAGE_LENGTH}, marker included, never splitting a
+ * surrogate pair; unchanged when it fits.
+ */
+export function boundMessage(message: string): string {
+  if (message.length <= MAX_CONDITION_MESSAGE_LENGTH) return message;
+  let end = MAX_CONDITION_MESSAGE_LENGTH - TRUNCATION_MARKER.length;
+  const last = message.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1; // a high surrogate whose pair would be cut
+  return `${message.slice(0, end)}${TRUNCATION_MARKER}`;
+}
+
+/**
  * Merges drafts into the previous conditions: a condition whose status did not change keeps its
- * lastTransitionTime. Conditions absent from `drafts` are dropped. `now` is RFC 3339.
+ * lastTransitionTime. Conditions absent from `drafts` are dropped. `now` is RFC 3339. Every
+ * status write of conditions passes here, so this is where messages are bounded
+ * ({@link boundMessage}).
  */
 export function mergeConditions(
   previous: Condition[] | undefined,
@@ -64,6 +88,7 @@ export function mergeConditions(
     const lastTransitionTime = old && old.status === d.status ? old.lastTransitionTime : now;
     return {
       ...d,
+      message: boundMessage(d.message),
       lastTransitionTime,
       ...(observedGeneration !== undefined ? { observedGeneration } : {}),
     };

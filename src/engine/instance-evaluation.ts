@@ -6,7 +6,8 @@ import type { KubeObject } from '../api/object-meta.ts';
 import type { SyncMode, Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
-import { sortForInstall, stampOwnership, waveProblem } from './inventory.ts';
+import { renderedObjectProblem } from './annotation-checks.ts';
+import { sortForInstall, stampOwnership } from './inventory.ts';
 import {
   observedPlacementProblems,
   observedWait,
@@ -321,7 +322,7 @@ async function render(
     scopeOf: (apiVersion, kind) => known.get(`${apiVersion}|${kind}`),
   });
   if (!placed.ok) return { ok: false, problem: placed.problems[0]!, tainted };
-  const badWave = placed.value.map(waveProblem).find((p) => p !== undefined);
+  const badWave = placed.value.map(renderedObjectProblem).find((p) => p !== undefined);
   if (badWave)
     return {
       ok: false,

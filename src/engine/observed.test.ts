@@ -3,6 +3,7 @@ import { aService, aTemplate, anInstance } from '../../test/support/builders.ts'
 import type { KubeObject } from '../api/object-meta.ts';
 import { evaluateInstance } from './instance-evaluation.ts';
 import { MemorySource } from './memory-source.ts';
+import { observedValue, observedWait, type ObservedInput } from './observed.ts';
 import { compileTemplate, renderTemplate, type RenderContext } from './render.ts';
 
 const CONTEXT: RenderContext = {
@@ -251,5 +252,33 @@ describe('an instance whose objects read with observed', () => {
     expect(evaluation.problem?.message).toBe(
       'ConfigMap team-a/cfg reads .spec.clusterIP of v1 Service "cache" with observed, but this Template renders no such object in namespace team-a; observed reads only objects of the same instance',
     );
+  });
+});
+
+describe('observedWait names the match limit (issue #22, ADR 0017)', () => {
+  it('for a read over the limit, and "matched nothing" only for a read that matched nothing', () => {
+    const reader = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'r', namespace: 'ns' },
+    } as KubeObject;
+    const input = (state: ObservedInput['state']): ObservedInput[] => [
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'src', jsonPath: '.data.*', state },
+    ];
+    expect(observedWait(reader, input('overlimit'), [], 'ns')).toBe(
+      'ConfigMap ns/r waits for ConfigMap ns/src: observed .data.* selects more values than an observed read may (the limits: 10000 matches, 100000 values at any step) in it',
+    );
+    expect(observedWait(reader, input('nomatch'), [], 'ns')).toBe(
+      'ConfigMap ns/r waits for ConfigMap ns/src: observed .data.* matched nothing in it',
+    );
+    const many = {
+      ...reader,
+      data: Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`k${i}`, 'v'])),
+    };
+    expect(observedValue(many as KubeObject, '.data.*')).toEqual({ ok: false, state: 'overlimit' });
+    expect(observedValue(many as KubeObject, '.data.none')).toEqual({
+      ok: false,
+      state: 'nomatch',
+    });
   });
 });

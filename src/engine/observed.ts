@@ -5,7 +5,7 @@
 import type { KubeObject } from '../api/object-meta.ts';
 import { InstanceReason } from '../api/condition.ts';
 import { describeObject, waveOf } from './inventory.ts';
-import { evaluateJsonPath } from './jsonpath.ts';
+import { evaluateJsonPath, MAX_JSONPATH_INTERMEDIATE, MAX_JSONPATH_MATCHES } from './jsonpath.ts';
 import type { Problem } from './problem.ts';
 
 export const OBSERVED_HELPER = 'observed';
@@ -35,22 +35,27 @@ export type ObservedLookup = (ref: ObservedRef) => KubeObject | undefined;
 
 /**
  * What one rendered object read with `observed`: `found`, `missing` (no producer yet) or
- * `nomatch` (the producer is there, the JSONPath selects nothing). Until every input of an
+ * `nomatch` (the producer is there, the JSONPath selects nothing), or `overlimit` (it selects
+ * more than {@link MAX_JSONPATH_MATCHES} values, or over {@link MAX_JSONPATH_INTERMEDIATE} at a step). Until every input of an
  * object is `found`, the object is rendered with `""` in place of the value and must not be
  * applied.
  */
 export interface ObservedInput extends ObservedRef {
   jsonPath: string;
-  state: 'found' | 'missing' | 'nomatch';
+  state: 'found' | 'missing' | 'nomatch' | 'overlimit';
 }
+
+/** What an `overlimit` input is told: the limit, not "matched nothing" (ADR 0017). */
+export const OVER_LIMIT = `selects more values than an observed read may (the limits: ${MAX_JSONPATH_MATCHES} matches, ${MAX_JSONPATH_INTERMEDIATE} values at any step)`;
 
 /** The value a render inserts: one match as it is, several as a list. */
 export function observedValue(
   object: KubeObject,
   jsonPath: string,
-): { ok: true; value: unknown } | { ok: false } {
+): { ok: true; value: unknown } | { ok: false; state: 'nomatch' | 'overlimit' } {
   const matches = evaluateJsonPath(jsonPath, object);
-  if (!matches.ok || matches.value.length === 0) return { ok: false };
+  if (!matches.ok) return { ok: false, state: 'overlimit' };
+  if (matches.value.length === 0) return { ok: false, state: 'nomatch' };
   return { ok: true, value: matches.value.length === 1 ? matches.value[0] : matches.value };
 }
 
@@ -138,5 +143,5 @@ export function observedWait(
   );
   return pending.state === 'missing'
     ? `${describeObject(reader)} waits for ${producer}, which it reads with observed (not applied by this instance yet)`
-    : `${describeObject(reader)} waits for ${producer}: observed ${pending.jsonPath} matched nothing in it`;
+    : `${describeObject(reader)} waits for ${producer}: observed ${pending.jsonPath} ${pending.state === 'overlimit' ? OVER_LIMIT : 'matched nothing'} in it`;
 }

@@ -232,3 +232,44 @@ describe('emptyValue gives the value of an unset, undefaulted parameter', () => 
     expect(emptyValue(type)).not.toBe(emptyValue(type));
   });
 });
+
+function nested(depth: number, leaf: JsonValue = 1): JsonValue {
+  let value = leaf;
+  for (let i = 0; i < depth; i++) value = i % 2 === 0 ? [value] : { k: value };
+  return value;
+}
+
+describe('coerceParameter refuses values nested deeper than 64 levels (issue #22, ADR 0017)', () => {
+  const refusal = 'parameter "p": nests deeper than 64 levels (the limit for any parameter value)';
+  it.each<[string, ParameterType | undefined, JsonValue, boolean]>([
+    ['a native list of 65 levels, untyped', undefined, nested(65), false],
+    ['a native list of 65 levels, type array', 'array', nested(65), false],
+    ['a native map of 100,000 levels, type object', 'object', nested(100_001), false],
+    [
+      'JSON text of 5,000 levels from a Secret, type array',
+      'array',
+      `${'['.repeat(5000)}${']'.repeat(5000)}`,
+      true,
+    ],
+    [
+      'JSON text of 65 levels, type object',
+      'object',
+      JSON.stringify(nested(65, 'x')).replace(/^\[/, '{"a":[').concat('}'),
+      false,
+    ],
+  ])('%s', (_what, type, value, secret) => {
+    const outcome = coerceParameter({ name: 'p', type, value, secret });
+    expect(outcome).toEqual({
+      ok: false,
+      problems: [{ path: 'parameters.p', reason: 'InvalidParameter', message: refusal }],
+    });
+  });
+
+  it.each<[string, ParameterType | undefined, JsonValue]>([
+    ['a native value of exactly 64 levels', 'object', nested(64)],
+    ['JSON text of exactly 64 levels', 'array', `${'['.repeat(64)}${']'.repeat(64)}`],
+    ['an untyped string that looks like deep JSON (never parsed)', undefined, '['.repeat(5000)],
+  ])('lets %s through', (_what, type, value) => {
+    expect(coerceParameter({ name: 'p', type, value, secret: false }).ok).toBe(true);
+  });
+});

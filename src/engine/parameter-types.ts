@@ -6,6 +6,7 @@ import type { ParameterType } from '../api/template.ts';
 import { parseGoBool, parseGoFloat } from './go-parse.ts';
 import { failure, success, type Outcome } from './problem.ts';
 import { isJsonObject as isMap } from './json-map.ts';
+import { MAX_MERGE_DEPTH } from './value-merge.ts';
 
 /** What {@link coerceParameter} checks. */
 export interface CoercionInput {
@@ -74,6 +75,34 @@ function mismatch(input: CoercionInput, type: ParameterType): Outcome<JsonValue>
       path: `parameters.${input.name}`,
       reason: InstanceReason.InvalidParameter,
       message: `parameter "${input.name}": expected ${expected}, got ${got}`,
+    },
+  ]);
+}
+
+/**
+ * Whether `value` nests lists and maps deeper than `limit` levels (a scalar is level 0, `[1]` is
+ * level 1). Iterative, so a value nested 100,000 levels is measured without a stack overflow:
+ * everything recursive that later touches a parameter value (copies, merges, `toJson`, the
+ * status write) runs only on values this has let through.
+ */
+export function nestsDeeperThan(value: JsonValue, limit: number): boolean {
+  const stack: [JsonValue, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    const children = Array.isArray(current) ? current : Object.values(current);
+    for (const child of children) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+function tooDeep(input: CoercionInput): Outcome<JsonValue> {
+  return failure([
+    {
+      path: `parameters.${input.name}`,
+      reason: InstanceReason.InvalidParameter,
+      message: `parameter "${input.name}": nests deeper than ${MAX_MERGE_DEPTH} levels (the limit for any parameter value)`,
     },
   ]);
 }
@@ -148,17 +177,26 @@ const CONVERTERS: Record<ParameterType, (value: JsonValue) => JsonValue | undefi
  * it), whose message names the parameter, the expected type and the offending value (as JSON,
  * cut after 100 characters) — unless `secret` is set, when it says nothing about the content.
  *
+ * A value (as given, or as parsed from JSON text) nesting lists and maps deeper than
+ * {@link MAX_MERGE_DEPTH} levels fails the same way, whatever the type, saying nothing of the
+ * content.
+ *
  * Traps: `null` never satisfies a typed parameter; the {@link emptyValue} of a `number` or `bool`
  * parameter (`""`) does not satisfy its type, so do not coerce the empty value; successful
  * results may share structure with `value` (native lists and maps are returned as they are).
  */
 export function coerceParameter(input: CoercionInput): Outcome<JsonValue> {
   const { type, value } = input;
+  if (nestsDeeperThan(value, MAX_MERGE_DEPTH)) return tooDeep(input);
   if (type === undefined) {
     return success(value);
   }
   const converted = value === null ? undefined : CONVERTERS[type](value);
-  return converted === undefined ? mismatch(input, type) : success(converted);
+  if (converted === undefined) return mismatch(input, type);
+  // A string holding JSON is measured once parsed (JSON.parse itself does not recurse).
+  return converted !== value && nestsDeeperThan(converted, MAX_MERGE_DEPTH)
+    ? tooDeep(input)
+    : success(converted);
 }
 
 /**

@@ -226,7 +226,7 @@ function createEnvironment(): typeof Handlebars {
         return '';
       }
       const read = observedValue(object, jsonPath);
-      state.outcomes.set(key, read.ok ? 'found' : 'nomatch');
+      state.outcomes.set(key, read.ok ? 'found' : read.state);
       return read.ok ? read.value : '';
     }),
   );

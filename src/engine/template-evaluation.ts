@@ -10,6 +10,8 @@ import { observedPlacementProblems } from './observed.ts';
 import { observedProblems } from './observed-check.ts';
 import { formatProblem, type Problem } from './problem.ts';
 import { readyWhenProblems } from './ready-when-check.ts';
+import { renderedObjectProblem } from './annotation-checks.ts';
+import { stampSourcesHash } from './restart-on-change.ts';
 import { compileTemplate, renderTemplate } from './render.ts';
 import { builtinScope, placeResources } from './resource-scope.ts';
 import { validateAgainstCrd } from './schema-validation.ts';
@@ -136,6 +138,15 @@ function dryRun(template: Template): ConditionDraft {
     { instanceNamespace: namespace, spec: template.spec, scopeOf: builtinScope },
   );
   if (!placed.ok) return draft(T.DryRunRendered, false, R.RenderFailed, summarize(placed.problems));
+  // The annotation checks every render runs (ADR 0017): strings, waves, restart-on-change.
+  const annotated = placed.value.map(renderedObjectProblem).find((p) => p !== undefined);
+  if (annotated) return draft(T.DryRunRendered, false, R.RenderFailed, annotated);
+  const hashed = stampSourcesHash(
+    placed.value,
+    { values, status: declared.map((p) => ({ name: p.name })) },
+    DRY_RUN_INSTANCE.uid,
+  );
+  if (!hashed.ok) return draft(T.DryRunRendered, false, R.RenderFailed, summarize(hashed.problems));
   // The dry run has no live producers: every observed value is "" here, as on an instance's
   // first pass, so a body that cannot render that way is refused now rather than stuck later.
   const misplaced = observedPlacementProblems(
