@@ -18,6 +18,7 @@ describe('stencil run configuration', () => {
       webhookService: undefined,
       webhookCertDir: undefined,
       webhookBreakGlassGroups: [],
+      authorizeSources: 'operator',
       operatorNamespace: undefined,
       leaderElect: false,
       sharding: undefined,
@@ -27,6 +28,22 @@ describe('stencil run configuration', () => {
       metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081',
     });
+  });
+
+  it('reads --authorize-sources, and requester mode only with the webhook that records requesters', () => {
+    const webhook = ['--webhook-url', 'https://127.0.0.1:9443/validate-strict'];
+    expect(loadConfig(['--authorize-sources', 'requester', ...webhook], {}).authorizeSources).toBe(
+      'requester',
+    );
+    expect(() => loadConfig(['--authorize-sources', 'requester'], {})).toThrow(
+      /--authorize-sources=requester needs the admission webhook/,
+    );
+    expect(() =>
+      loadConfig(['--authorize-sources', 'requester', '--webhook-port', '0', ...webhook], {}),
+    ).toThrow(/needs the admission webhook/);
+    expect(() => loadConfig(['--authorize-sources', 'user'], {})).toThrow(
+      '--authorize-sources must be one of operator, requester, got "user"',
+    );
   });
 
   it('reads the render deadline and workers, refusing a deadline that is not above zero', () => {

@@ -28,6 +28,12 @@ export interface OperatorConfig {
    * (break glass); empty by default, so only the operator's own username is exempt.
    */
   webhookBreakGlassGroups: string[];
+  /**
+   * Whose rights a valueFrom read needs (ADR 0020): `operator` (its own, within the Template's
+   * reference policy) or `requester` (also those of the user who created the instance, asked
+   * with a SubjectAccessReview on every read; needs the admission webhook).
+   */
+  authorizeSources: 'operator' | 'requester';
   /** Namespace of the operator's own objects (the webhook certificate Secret, the Lease). */
   operatorNamespace?: string;
   leaderElect: boolean;
@@ -169,6 +175,12 @@ export const RUN_COMMAND = {
       value: 'a,b',
       description: 'groups whose members may still change strict-mode resources (default none)',
     },
+    'authorize-sources': {
+      type: 'string',
+      value: 'WHO',
+      description:
+        "operator, or requester: each valueFrom read also needs the instance creator's rights (default operator)",
+    },
     'operator-namespace': {
       type: 'string',
       value: 'NS',
@@ -284,6 +296,24 @@ function sharding(
   return { mode: 'static', index: i, count: n };
 }
 
+/** Requester mode records requesters through the admission webhook, so it cannot run without it. */
+function authorizeSources(
+  get: (name: RunFlag) => string | undefined,
+): OperatorConfig['authorizeSources'] {
+  const mode = oneOf(
+    'authorize-sources',
+    get('authorize-sources'),
+    ['operator', 'requester'] as const,
+    'operator',
+  );
+  const webhook = port('webhook-port', get('webhook-port'), 9443) !== 0;
+  if (mode === 'requester' && (!webhook || !(get('webhook-url') ?? get('webhook-service'))))
+    throw new ConfigError(
+      '--authorize-sources=requester needs the admission webhook, which records who created each instance: set --webhook-service (or --webhook-url) and keep --webhook-port above 0',
+    );
+  return mode;
+}
+
 /** Parses `argv` (after `stencil run`) with `env` as fallback. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig {
   let values: Readonly<Record<string, unknown>>;
@@ -318,6 +348,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     webhookService: service(get('webhook-service')),
     webhookCertDir: get('webhook-cert-dir'),
     webhookBreakGlassGroups: list(get('webhook-break-glass-groups')),
+    authorizeSources: authorizeSources(get),
     operatorNamespace: get('operator-namespace'),
     leaderElect: bool('leader-elect', get('leader-elect')),
     sharding: sharding(get, bool('leader-elect', get('leader-elect'))),

@@ -52,6 +52,7 @@ function webhookOptions(config: OperatorConfig, log: Logger): WebhookOptions | u
     namespace: operatorNamespace(config),
     certDir: config.webhookCertDir,
     breakGlassGroups: config.webhookBreakGlassGroups,
+    requester: config.authorizeSources === 'requester',
   };
 }
 
@@ -133,6 +134,7 @@ export async function runOperator(
     log,
     metrics,
     webhook: webhookOptions(config, log),
+    authorizeSources: config.authorizeSources,
     leaderElection: leaderElection(config, identity, () => onLost()),
     sharding: shardingOptions(config, identity, () => onLost()),
   });

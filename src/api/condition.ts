@@ -68,6 +68,8 @@ export const InstanceReason = {
   OverrideNotAllowed: 'OverrideNotAllowed',
   ParameterResolutionFailed: 'ParameterResolutionFailed',
   ReferenceNotPermitted: 'ReferenceNotPermitted',
+  /** --authorize-sources=requester: the instance's requester may not read a source (ADR 0020). */
+  SourceNotAuthorized: 'SourceNotAuthorized',
   TemplateExecutionFailed: 'TemplateExecutionFailed',
   /** The render ran past --render-timeout and was stopped (docs/adr/0018-render-pool.md). */
   RenderTimeout: 'RenderTimeout',

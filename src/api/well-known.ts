@@ -49,6 +49,12 @@ export const ANNOTATION_EXPIRES_AT = `${GROUP}/expires-at`;
  * a `secretKeyRef` the instance owner consents to (ADR 0019). Without it the literal stays.
  */
 export const ANNOTATION_CONSENT_SECRET_MIGRATION = `${GROUP}/consent-secret-migration`;
+/**
+ * On a TemplateInstance (and a TemplateInstanceSet): who created it, as JSON `{username, uid,
+ * groups, extra}`, recorded by Stencil's admission webhook under --authorize-sources=requester
+ * and checked on every read of a valueFrom source (ADR 0020). Nobody else may write it.
+ */
+export const ANNOTATION_REQUESTER = `${GROUP}/requester`;
 /** On a Template: `resume` resumes a halted rollout (removed once acted on). */
 export const ANNOTATION_ROLLOUT = `${GROUP}/rollout`;
 

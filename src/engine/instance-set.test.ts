@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import type { TemplateInstanceSet } from '../api/template-instance-set.ts';
-import { LABEL_INSTANCE_SET } from '../api/well-known.ts';
+import { ANNOTATION_REQUESTER, LABEL_INSTANCE_SET } from '../api/well-known.ts';
 import { caseCounter, runs } from '../../test/support/property-runs.ts';
 import {
   matchingNamespaces,
@@ -302,6 +302,21 @@ describe('stamped parameters: Template default < Set < namespace < ConfigMap', (
     expect(releasedInstance(live(instance)).metadata).toEqual({
       name: 'fanout',
       namespace: 'team-a',
+    });
+  });
+
+  it('the instance acts for whoever created the Set, never for a requester written in its template', () => {
+    const s = set();
+    const forged = '{"username":"system:admin"}';
+    const creator = '{"username":"platform-admin"}';
+    s.spec.template.metadata = { annotations: { [ANNOTATION_REQUESTER]: forged, team: 'x' } };
+    expect(stampedInstance(s, 'a', []).metadata.annotations).toEqual({ team: 'x' });
+    s.metadata.annotations = { [ANNOTATION_REQUESTER]: creator };
+    const stamped = stampedInstance(s, 'a', []);
+    expect(stamped.metadata.annotations).toEqual({ team: 'x', [ANNOTATION_REQUESTER]: creator });
+    // Released, it keeps acting for the same user.
+    expect(releasedInstance(live(stamped)).metadata.annotations).toEqual({
+      [ANNOTATION_REQUESTER]: creator,
     });
   });
 

@@ -15,6 +15,7 @@ import {
   type TemplateInstanceSetStatus,
 } from '../api/template-instance-set.ts';
 import {
+  ANNOTATION_REQUESTER,
   API_VERSION,
   LABEL_INSTANCE_SET,
   PARAMETER_OVERRIDE_PREFIX,
@@ -211,7 +212,12 @@ export function stampedInstance(
   parameters: ParameterValue[],
 ): TemplateInstance {
   const { metadata, spec } = set.spec.template;
-  const annotations = metadata?.annotations ?? {};
+  // The instance acts for whoever created the Set (ADR 0020), never for a requester written
+  // into the Set's template by hand.
+  const annotations = { ...(metadata?.annotations ?? {}) };
+  delete annotations[ANNOTATION_REQUESTER];
+  const requester = set.metadata.annotations?.[ANNOTATION_REQUESTER];
+  if (requester !== undefined) annotations[ANNOTATION_REQUESTER] = requester;
   return {
     apiVersion: API_VERSION,
     kind: TEMPLATE_INSTANCE_KIND,
@@ -219,7 +225,7 @@ export function stampedInstance(
       name: instanceNameOf(set),
       namespace,
       labels: { ...(metadata?.labels ?? {}), [LABEL_INSTANCE_SET]: set.metadata.name ?? '' },
-      ...(Object.keys(annotations).length > 0 ? { annotations: { ...annotations } } : {}),
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ownerReferences: [ownerReferenceOf(set)],
     },
     spec: {
@@ -229,12 +235,20 @@ export function stampedInstance(
   };
 }
 
-/** The same instance, released: no Set label, no ownerReference (server-side apply drops them). */
+/**
+ * The same instance, released: no Set label, no ownerReference (server-side apply drops them);
+ * it keeps the requester it acts for.
+ */
 export function releasedInstance(live: TemplateInstance): TemplateInstance {
+  const requester = live.metadata.annotations?.[ANNOTATION_REQUESTER];
   return {
     apiVersion: API_VERSION,
     kind: TEMPLATE_INSTANCE_KIND,
-    metadata: { name: live.metadata.name, namespace: live.metadata.namespace },
+    metadata: {
+      name: live.metadata.name,
+      namespace: live.metadata.namespace,
+      ...(requester === undefined ? {} : { annotations: { [ANNOTATION_REQUESTER]: requester } }),
+    },
     spec: live.spec,
   };
 }

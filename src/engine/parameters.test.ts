@@ -12,7 +12,14 @@ import {
 import { MemorySource } from './memory-source.ts';
 import { resolveParameters, type ResolvedParameters } from './parameters.ts';
 import type { Problem } from './problem.ts';
-import type { ListRef, ObjectRef, ReadFailure, SourcePort } from './source-port.ts';
+import type {
+  AccessDecision,
+  ListRef,
+  ObjectRef,
+  ReadAccess,
+  ReadFailure,
+  SourcePort,
+} from './source-port.ts';
 
 /** A MemorySource that records every request and can be told to fail reads. */
 class RecordingSource extends MemorySource {
@@ -840,5 +847,92 @@ describe('merge with the Template default (ADR 0013)', () => {
       reason: 'InvalidParameter',
       message: expect.stringContaining('parameter "ports": cannot merge (union-by-key)'),
     });
+  });
+});
+
+describe('reads on behalf of the requester (--authorize-sources=requester, ADR 0020)', () => {
+  /** A source whose authorize allows only the reads listed, and records what it was asked. */
+  class AuthorizingSource extends RecordingSource {
+    readonly asked: string[] = [];
+    constructor(
+      objects: KubeObject[],
+      private readonly allowed: string[],
+    ) {
+      super(objects);
+    }
+    authorize(access: ReadAccess): Promise<AccessDecision> {
+      const key = `${access.verb} ${access.kind} ${access.namespace ?? '*'}/${access.name ?? ''}`;
+      this.asked.push(key);
+      return Promise.resolve(
+        this.allowed.includes(key)
+          ? { allowed: true }
+          : { allowed: false, message: `user "alice" may not ${key}` },
+      );
+    }
+  }
+  const objects = [
+    aSecret('db', 'team-a', { password: 'S3CRET-VALUE' }),
+    aConfigMap('cfg', 'team-a', { level: 'debug' }),
+    aService('web', 'team-a'),
+  ];
+  const fieldRef = (name?: string): ParameterValue['valueFrom'] => ({
+    objectFieldRef: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      ...(name ? { name } : {}),
+      jsonPath: name ? '.metadata.name' : '.items[*].metadata.name',
+    },
+  });
+
+  it.each([
+    ['a Secret key', secretRef('db', 'password'), 'get Secret team-a/db'],
+    [
+      'a ConfigMap key',
+      { configMapKeyRef: { name: 'cfg', key: 'level' } },
+      'get ConfigMap team-a/cfg',
+    ],
+    ['an object by name', fieldRef('web'), 'get Service team-a/web'],
+    [
+      'a list',
+      { objectFieldRef: { ...fieldRef()!.objectFieldRef!, namespace: 'team-a' } },
+      'list Service team-a/',
+    ],
+  ] as [string, ParameterValue['valueFrom'], string][])(
+    '%s is asked for first: allowed it is read, denied nothing is read and no default stands in',
+    async (_name, valueFrom, access) => {
+      const allowed = new AuthorizingSource(objects, [access]);
+      const type = access.startsWith('list') ? 'array' : 'string';
+      const granted = await resolveParameters(
+        aTemplate([{ name: 'p', type }]),
+        anInstance([{ name: 'p', valueFrom }]),
+        allowed,
+      );
+      expect(granted.ok).toBe(true);
+      expect(allowed.asked).toEqual([access]);
+
+      const denied = new AuthorizingSource(objects, []);
+      const refused = await resolveParameters(
+        aTemplate([{ name: 'p', type: 'string' }]),
+        anInstance([{ name: 'p', valueFrom, defaultValue: 'fallback' }]),
+        denied,
+      );
+      expect(!refused.ok && refused.problems[0]).toEqual({
+        path: 'parameters.p',
+        reason: 'SourceNotAuthorized',
+        message: `parameter "p": user "alice" may not ${access}`,
+      });
+      expect(denied.requests).toEqual([]);
+    },
+  );
+
+  it('asks nothing of a read the Template policy refuses already', async () => {
+    const source = new AuthorizingSource(objects, []);
+    const result = await resolveParameters(
+      aTemplate([{ name: 'p' }]),
+      anInstance([{ name: 'p', valueFrom: secretRef('db', 'password', 'team-b') }]),
+      source,
+    );
+    expect(!result.ok && result.problems[0]?.reason).toBe('ReferenceNotPermitted');
+    expect(source.asked).toEqual([]);
   });
 });

@@ -17,7 +17,13 @@ import { failure, success, type Outcome, type Problem } from './problem.ts';
 import { Redactor, type SecretValue } from './redaction.ts';
 import { selectorMatches } from './target-namespaces.ts';
 import { mergeParameterValue } from './value-merge.ts';
-import { describeRef, type ReadFailure, type SourcePort, type SourceRead } from './source-port.ts';
+import {
+  describeRef,
+  type ReadFailure,
+  type ReadAccess,
+  type SourcePort,
+  type SourceRead,
+} from './source-port.ts';
 
 /** A source read during resolution, for the watch registry and for messages. */
 export interface SourceReference {
@@ -139,6 +145,18 @@ const notPermitted = (message: string): SourceOutcome => ({
   reason: InstanceReason.ReferenceNotPermitted,
 });
 
+/** The requester check (when the port has one), after the Template's policy allowed the read. */
+async function authorization(ctx: Context, access: ReadAccess): Promise<SourceOutcome | undefined> {
+  const decision = await ctx.port.authorize?.(access);
+  if (decision === undefined || decision.allowed) return undefined;
+  return {
+    ok: false,
+    failure: 'Forbidden',
+    message: decision.message,
+    reason: InstanceReason.SourceNotAuthorized,
+  };
+}
+
 /**
  * The policy for a read of one named object. `undefined`: read it. `labels`: read it, but it is
  * in the Template's namespace and only a spec.sources selector can list it, so its labels decide
@@ -222,6 +240,8 @@ async function readKey(
   const target = { apiVersion: 'v1', kind, name: ref.name, namespace };
   const policy = namedPolicy(ctx, target, what);
   if (policy !== undefined && policy !== 'labels') return policy;
+  const unauthorized = await authorization(ctx, { verb: 'get', ...target });
+  if (unauthorized) return unauthorized;
   ctx.sources.push({ apiVersion: 'v1', kind, namespace, name: ref.name });
   const read = await ctx.port.get(target);
   if (!read.ok) return read;
@@ -284,6 +304,8 @@ async function readOne(
   const policy =
     namespace === undefined ? undefined : namedPolicy(ctx, { ...target, namespace }, what);
   if (policy !== undefined && policy !== 'labels') return policy;
+  const unauthorized = await authorization(ctx, { verb: 'get', ...target, namespace });
+  if (unauthorized) return unauthorized;
   ctx.sources.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
   const read = await ctx.port.get({ ...target, namespace });
   if (!read.ok) return read;
@@ -349,6 +371,9 @@ async function readList(
       `the ${what} is in namespace "${namespace}", which the Template does not permit (allowed: the instance's namespace, spec.sourceNamespaces, and the objects of the Template's own namespace that spec.sources lists)`,
     );
   }
+  const access = { verb: 'list', apiVersion: ref.apiVersion, kind: ref.kind, namespace } as const;
+  const unauthorized = await authorization(ctx, access);
+  if (unauthorized) return unauthorized;
   ctx.sources.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace });
   const read = await ctx.port.list({ apiVersion: ref.apiVersion, kind: ref.kind, namespace });
   if (!read.ok) return read;

@@ -35,11 +35,28 @@ export interface ObjectList {
   items: KubeObject[];
 }
 
+/** A read about to be made: `get` of one object, or `list` of a kind (in one namespace or all). */
+export interface ReadAccess {
+  verb: 'get' | 'list';
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name?: string;
+}
+
+export type AccessDecision = { allowed: true } | { allowed: false; message: string };
+
 export interface SourcePort {
   /** Whether a kind is namespaced; `undefined` when the API server does not serve it. */
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined>;
   get(ref: ObjectRef): Promise<SourceRead<KubeObject>>;
   list(ref: ListRef): Promise<SourceRead<ObjectList>>;
+  /**
+   * Whether a read the reference policy permits may be made on behalf of whoever asked for the
+   * instance (--authorize-sources=requester, ADR 0020). Absent: the operator's own rights decide.
+   * A denial refuses the parameter: no request is sent and no defaultValue stands in.
+   */
+  authorize?(access: ReadAccess): Promise<AccessDecision>;
 }
 
 /** `Secret team-a/db` or `ClusterRole admin`, for messages. */

@@ -4,10 +4,12 @@
 // (leadership) refuses.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { FIELD_MANAGER } from '../api/well-known.ts';
-import type { KindScope } from '../engine/source-port.ts';
+import type { Requester } from '../engine/requester.ts';
+import type { KindScope, ReadAccess } from '../engine/source-port.ts';
 import {
   ClusterError,
   isClusterError,
+  type AccessReview,
   type ApplyOptions,
   type ClusterPort,
   type DeleteOutcome,
@@ -306,6 +308,45 @@ export class KubeCluster implements ClusterPort {
       },
       signal: this.signal,
     });
+  }
+
+  async reviewAccess(user: Requester, access: ReadAccess): Promise<AccessReview> {
+    const info = await this.discovery.resourceFor(access.apiVersion, access.kind);
+    if (!info)
+      throw new ClusterError(
+        'NotServed',
+        `kind ${access.kind} (${access.apiVersion}) is not served by the API server`,
+      );
+    const [group, version] = access.apiVersion.includes('/')
+      ? (access.apiVersion.split('/') as [string, string])
+      : ['', access.apiVersion];
+    const review = await this.http.request<{
+      status?: { allowed?: boolean; denied?: boolean; reason?: string };
+    }>({
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: user.username,
+          uid: user.uid,
+          groups: user.groups,
+          extra: user.extra,
+          resourceAttributes: {
+            verb: access.verb,
+            group,
+            version,
+            resource: info.plural,
+            namespace: info.scope === 'Namespaced' ? access.namespace : undefined,
+            name: access.name,
+          },
+        },
+      },
+      signal: this.signal,
+    });
+    const allowed = review.status?.allowed === true && review.status.denied !== true;
+    return { allowed, reason: review.status?.reason || undefined };
   }
 
   async identity(): Promise<string> {

@@ -24,6 +24,7 @@ import { queueLogging } from './queue-logging.ts';
 import { RenderPool } from '../framework/render-pool.ts';
 import { createShard, type Shard, type ShardingOptions } from './sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
+import type { AuthorizeSources } from '../reconcile/requester-authorization.ts';
 
 export type { LeaderElectionOptions } from './leadership.ts';
 export type { WebhookOptions } from './webhook-lifecycle.ts';
@@ -35,8 +36,10 @@ export interface OperatorOptions {
   leaderElection?: LeaderElectionOptions;
   /** Split the namespaces across replicas (ADR 0015); exclusive with `leaderElection`. */
   sharding?: ShardingOptions;
-  /** Serve the strict-mode admission webhook (SPEC §7). */
+  /** Serve the admission webhook: strict mode (SPEC §7), and requesters when `requester`. */
   webhook?: WebhookOptions;
+  /** Whose rights a valueFrom read needs besides the operator's (ADR 0020); default operator. */
+  authorizeSources?: AuthorizeSources;
   /** Called with the time from a source change to the apply it caused (ms). */
   onRotationLag?: (ms: number) => void;
   connection: KubeConnection;
@@ -119,6 +122,7 @@ export class StencilOperator {
         metrics: reconcileMetrics(options.metrics),
         events: this.events,
         renderer: this.renders.render,
+        authorizeSources: options.authorizeSources,
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
@@ -186,7 +190,7 @@ export class StencilOperator {
     if (this.shard) await this.joinShard(this.shard);
     if (this.options.webhook)
       this.webhook = await startStrictWebhook(
-        this.options.webhook,
+        { ...this.options.webhook, namespaces: this.options.namespaces },
         connection.cluster,
         log,
         // One replica writes the webhook's configuration: the leader, or the shard that owns

@@ -15,6 +15,9 @@ export type WebhookOptions = Pick<
   | 'configurationName'
   | 'certDir'
   | 'breakGlassGroups'
+  | 'requester'
+  | 'requesterConfigurationName'
+  | 'namespaces'
 >;
 
 /**

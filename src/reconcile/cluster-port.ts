@@ -2,7 +2,8 @@
 // the API server; tests can implement it in memory. Errors are ClusterErrors, classified by
 // HTTP status in exactly one place (src/kube/errors.ts).
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
-import type { KindScope } from '../engine/source-port.ts';
+import type { Requester } from '../engine/requester.ts';
+import type { KindScope, ReadAccess } from '../engine/source-port.ts';
 
 export type ClusterErrorKind =
   | 'NotFound'
@@ -67,6 +68,12 @@ export interface EventRecord {
   message: string;
 }
 
+/** A SubjectAccessReview's answer; `reason` is the authorizer's own words, when it gave any. */
+export interface AccessReview {
+  allowed: boolean;
+  reason?: string;
+}
+
 export interface ClusterPort {
   /** `undefined` when the kind is not served. */
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined>;
@@ -103,6 +110,11 @@ export interface ClusterPort {
   recordEvent(event: EventRecord): Promise<void>;
   /** The username the API server knows us by (SelfSubjectReview). */
   identity(): Promise<string>;
+  /**
+   * Whether `user` may make a read (SubjectAccessReview); asks the API server's authorizer, so
+   * RBAC and any webhook authorizer decide exactly as for the user's own requests.
+   */
+  reviewAccess(user: Requester, access: ReadAccess): Promise<AccessReview>;
   /**
    * This port with every request tied to `signal`: nothing is sent once it is aborted, and a
    * request in flight is torn down (ClusterError `Aborted`). Reconcilers bind the signal of

@@ -2,7 +2,9 @@
 // way SPEC §6 needs them (only a Transient failure blocks pruning after a defaultValue).
 import type { KubeObject } from '../api/object-meta.ts';
 import type {
+  AccessDecision,
   KindScope,
+  ReadAccess,
   ListRef,
   ObjectList,
   ObjectRef,
@@ -13,6 +15,7 @@ import type {
 import { describeRef } from '../engine/source-port.ts';
 import { isClusterError, type ClusterErrorKind, type ClusterPort } from './cluster-port.ts';
 import type { SourceAccess } from './reader.ts';
+import type { SourceAuthorizer } from './requester-authorization.ts';
 
 const FAILURES: Partial<Record<ClusterErrorKind, ReadFailure>> = {
   NotFound: 'NotFound',
@@ -43,7 +46,15 @@ export class ClusterSource implements SourcePort {
   /** Every read this resolution performed, for the watch registry. */
   readonly reads: SourceAccess[] = [];
 
-  constructor(private readonly cluster: ClusterPort) {}
+  /** Under --authorize-sources=requester, the requester check of this pass (ADR 0020). */
+  readonly authorize?: (access: ReadAccess) => Promise<AccessDecision>;
+
+  constructor(
+    private readonly cluster: ClusterPort,
+    authorizer?: SourceAuthorizer,
+  ) {
+    if (authorizer) this.authorize = authorizer;
+  }
 
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
     return this.cluster.scopeOf(apiVersion, kind);

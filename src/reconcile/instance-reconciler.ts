@@ -46,6 +46,7 @@ import {
   type ObjectId,
 } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
+import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
 import { EventSender } from './event-sender.ts';
 import type {
   CacheReader,
@@ -65,6 +66,8 @@ const TERMINAL_REASONS = new Set<string>([
   InstanceReason.InvalidParameter,
   InstanceReason.OverrideNotAllowed,
   InstanceReason.ReferenceNotPermitted,
+  // RBAC changes bring no event: a grant is seen at the resync or the instance's next edit.
+  InstanceReason.SourceNotAuthorized,
   InstanceReason.TemplateExecutionFailed,
   // The same input renders as slowly next time; a resync or an edit tries again (ADR 0018).
   InstanceReason.RenderTimeout,
@@ -82,6 +85,8 @@ export interface InstanceReconcilerDeps {
   events?: EventSender;
   /** Where renders run (the operator's worker pool); this thread when not given. */
   renderer?: RenderRunner;
+  /** Whose rights a valueFrom read needs besides the operator's (ADR 0020); default operator. */
+  authorizeSources?: AuthorizeSources;
   now: () => Date;
   log: ReconcileLog;
 }
@@ -240,7 +245,12 @@ export class InstanceReconciler implements Reconciler {
     instance: TemplateInstance,
     { template, missingRevision }: TemplateChoice,
   ): Promise<InstanceEvaluation> {
-    const source = new ClusterSource(cluster);
+    const source = new ClusterSource(
+      cluster,
+      this.deps.authorizeSources === 'requester'
+        ? requesterAuthorizer(cluster, instance)
+        : undefined,
+    );
     const namespace = instance.metadata.namespace ?? '';
     const evaluation = await evaluateInstance({
       instance,

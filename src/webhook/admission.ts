@@ -15,7 +15,12 @@ import { describeObject } from '../engine/inventory.ts';
 export interface AdmissionRequest {
   uid: string;
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  userInfo: { username?: string; groups?: string[] };
+  userInfo: {
+    username?: string;
+    uid?: string;
+    groups?: string[];
+    extra?: Record<string, string[]>;
+  };
   object?: KubeObject | null;
   oldObject?: KubeObject | null;
   kind?: { kind?: string };
@@ -65,6 +70,14 @@ export function exemptionOf(
 export interface Decision {
   allowed: boolean;
   message?: string;
+  /** A mutating webhook's change to the object (RFC 6902 JSON Patch). */
+  patch?: JsonPatchOperation[];
+}
+
+export interface JsonPatchOperation {
+  op: 'add' | 'replace' | 'remove';
+  path: string;
+  value?: unknown;
 }
 
 /** The owning instance named by an object's annotation (or, failing that, its labels). */

@@ -3,12 +3,19 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { AdmissionRequest, Decision } from './admission.ts';
-import { WEBHOOK_PATH } from './webhook-configuration.ts';
+
+/** One admission endpoint: its decision, and what to answer when that decision fails. */
+export interface WebhookRoute {
+  decide: (request: AdmissionRequest) => Promise<Decision>;
+  /** The denial when `decide` throws (failurePolicy Fail: refuse rather than admit unchecked). */
+  failureMessage: string;
+}
 
 export interface WebhookServerOptions {
   port: number;
   host?: string;
-  decide: (request: AdmissionRequest) => Promise<Decision>;
+  /** Admission endpoints by URL path. */
+  routes: Record<string, WebhookRoute>;
   log: (
     level: 'info' | 'warn' | 'error',
     message: string,
@@ -26,7 +33,11 @@ export class WebhookServer {
   /** Starts serving with `cert`/`key`; resolves with the port it listens on. */
   start(tls: { cert: string; key: string }): Promise<number> {
     const server = createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
-      if (req.method !== 'POST' || req.url?.split('?')[0] !== WEBHOOK_PATH) {
+      const path = req.url?.split('?')[0] ?? '';
+      const route = Object.hasOwn(this.options.routes, path)
+        ? this.options.routes[path]
+        : undefined;
+      if (req.method !== 'POST' || !route) {
         res.writeHead(404).end();
         return;
       }
@@ -38,7 +49,7 @@ export class WebhookServer {
         else chunks.push(chunk);
       });
       req.on('end', () => {
-        void this.respond(Buffer.concat(chunks).toString('utf8')).then((body) => {
+        void this.respond(route, Buffer.concat(chunks).toString('utf8')).then((body) => {
           res.writeHead(200, { 'content-type': 'application/json' }).end(body);
         });
       });
@@ -56,7 +67,7 @@ export class WebhookServer {
     this.server?.setSecureContext({ cert: tls.cert, key: tls.key });
   }
 
-  private async respond(text: string): Promise<string> {
+  private async respond(route: WebhookRoute, text: string): Promise<string> {
     let review: { apiVersion?: string; kind?: string; request?: AdmissionRequest };
     try {
       review = JSON.parse(text) as typeof review;
@@ -75,15 +86,12 @@ export class WebhookServer {
     let decision: Decision;
     try {
       decision = request
-        ? await this.options.decide(request)
+        ? await route.decide(request)
         : { allowed: false, message: 'AdmissionReview without a request' };
     } catch (error) {
-      // Owner lookups failed: refuse rather than let an unverified change through (failurePolicy Fail).
+      // Lookups failed: refuse rather than let an unverified change through (failurePolicy Fail).
       this.options.log('warn', 'admission decision failed', { error: String(error) });
-      decision = {
-        allowed: false,
-        message: 'stencil could not verify the owning TemplateInstance; retry shortly',
-      };
+      decision = { allowed: false, message: route.failureMessage };
     }
     if (!decision.allowed) {
       this.options.log('info', 'admission denied', {
@@ -101,6 +109,12 @@ export class WebhookServer {
         uid: request?.uid ?? '',
         allowed: decision.allowed,
         ...(decision.message ? { status: { code: 403, message: decision.message } } : {}),
+        ...(decision.patch
+          ? {
+              patchType: 'JSONPatch',
+              patch: Buffer.from(JSON.stringify(decision.patch)).toString('base64'),
+            }
+          : {}),
       },
     });
   }

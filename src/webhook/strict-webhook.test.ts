@@ -22,12 +22,16 @@ function recordingCluster(writes: string[]): ClusterPort {
       writes.push(`apply ${o.kind}`);
       return Promise.resolve(o);
     },
-    delete: refuse('delete'),
+    delete: (id) => {
+      writes.push(`delete ${id.kind}`);
+      return Promise.resolve('absent');
+    },
     patchStatus: refuse('patchStatus'),
     setFinalizers: refuse('setFinalizers'),
     removeAnnotation: refuse('removeAnnotation'),
     recordEvent: () => Promise.resolve(),
     identity: () => Promise.resolve('operator'),
+    reviewAccess: refuse('reviewAccess'),
     bind: () => port,
   };
   return port;
@@ -42,28 +46,37 @@ function mountedCertificate(): { dir: string; bundle: CertificateBundle } {
   return { dir, bundle };
 }
 
+interface ReviewAnswer {
+  response: { allowed: boolean; uid: string; patchType?: string; patch?: string };
+}
+
 function review(
   port: number,
   ca: string,
   userInfo: { username: string; groups?: string[] } = { username: 'alice' },
-): Promise<{ response: { allowed: boolean; uid: string } }> {
+): Promise<ReviewAnswer> {
+  return post(port, ca, '/validate-strict', {
+    uid: 'r1',
+    operation: 'DELETE',
+    userInfo,
+    name: 'x',
+    oldObject: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
+  });
+}
+
+/** One AdmissionReview with `admission` as its request, posted to `path`. */
+function post(port: number, ca: string, path: string, admission: object): Promise<ReviewAnswer> {
   const body = JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
-    request: {
-      uid: 'r1',
-      operation: 'DELETE',
-      userInfo,
-      name: 'x',
-      oldObject: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
-    },
+    request: admission,
   });
   return new Promise((resolve, reject) => {
     const req = request(
       {
         host: '127.0.0.1',
         port,
-        path: '/validate-strict',
+        path,
         method: 'POST',
         ca,
         headers: { 'content-type': 'application/json' },
@@ -71,9 +84,7 @@ function review(
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () =>
-          resolve(JSON.parse(text) as { response: { allowed: boolean; uid: string } }),
-        );
+        res.on('end', () => resolve(JSON.parse(text) as ReviewAnswer));
       },
     );
     req.on('error', reject);
@@ -116,7 +127,63 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
     });
     await webhook.start('operator');
     await webhook.stop();
-    expect(writes).toEqual(['apply Secret', 'apply ValidatingWebhookConfiguration']);
+    // Not in requester mode: a requester configuration left from before is removed.
+    expect(writes).toEqual([
+      'apply Secret',
+      'apply ValidatingWebhookConfiguration',
+      'delete MutatingWebhookConfiguration',
+    ]);
+  });
+
+  it('keeps the requester configuration in requester mode and records the creator', async () => {
+    const writes: string[] = [];
+    const { dir, bundle } = mountedCertificate();
+    const webhook = new StrictWebhook({
+      cluster: recordingCluster(writes),
+      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+      port: 0,
+      host: '127.0.0.1',
+      namespace: 'stencil',
+      requester: true,
+      log: () => undefined,
+    });
+    await webhook.start('operator');
+    await webhook.stop();
+    expect(writes).toEqual([
+      'apply Secret',
+      'apply ValidatingWebhookConfiguration',
+      'apply MutatingWebhookConfiguration',
+    ]);
+    const served = new StrictWebhook({
+      cluster: recordingCluster([]),
+      certDir: dir,
+      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+      port: 0,
+      host: '127.0.0.1',
+      namespace: 'stencil',
+      requester: true,
+      log: () => undefined,
+    });
+    await served.start('operator');
+    try {
+      const answer = await post(served.port, bundle.caCert, '/mutate-requester', {
+        uid: 'r2',
+        operation: 'CREATE',
+        userInfo: { username: 'alice', groups: ['team-a'] },
+        object: { apiVersion: 'stencil.dev/v1alpha1', kind: 'TemplateInstance', metadata: {} },
+      });
+      expect(answer.response).toMatchObject({ uid: 'r2', allowed: true, patchType: 'JSONPatch' });
+      const patch = JSON.parse(Buffer.from(answer.response.patch ?? '', 'base64').toString());
+      expect(patch).toEqual([
+        {
+          op: 'add',
+          path: '/metadata/annotations',
+          value: { 'stencil.dev/requester': '{"username":"alice","groups":["team-a"]}' },
+        },
+      ]);
+    } finally {
+      await served.stop();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
-// Strict mode end to end: keeps the webhook's certificate in a Secret (created, shared by every
-// replica, renewed before expiry), keeps the ValidatingWebhookConfiguration and its caBundle in
-// place, and answers admission requests by looking up the owning instance through the cluster.
+// The operator's admission webhook end to end: keeps its certificate in a Secret (created, shared
+// by every replica, renewed before expiry), keeps the webhook configurations and their caBundle
+// in place, and answers strict mode's requests (by looking up the owning instance through the
+// cluster) and, under --authorize-sources=requester, records who creates instances (ADR 0020).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeObject } from '../api/object-meta.ts';
@@ -19,9 +20,14 @@ import {
   type Owner,
 } from './admission.ts';
 import { renewBundle, type CertificateBundle } from './certificates.ts';
+import { decideRequester } from './requester-admission.ts';
 import { WebhookServer } from './server.ts';
 import {
   endpointHosts,
+  REQUESTER_CONFIGURATION_NAME,
+  REQUESTER_PATH,
+  requesterWebhookConfiguration,
+  WEBHOOK_PATH,
   webhookConfiguration,
   type WebhookEndpoint,
 } from './webhook-configuration.ts';
@@ -46,6 +52,14 @@ export interface StrictWebhookOptions {
    * change is logged. Default none: only the operator's own username is exempt.
    */
   breakGlassGroups?: readonly string[];
+  /**
+   * Record who creates TemplateInstances and Sets (--authorize-sources=requester, ADR 0020): the
+   * MutatingWebhookConfiguration is kept in place; without it, one left from before is removed.
+   */
+  requester?: boolean;
+  requesterConfigurationName?: string;
+  /** The namespaces the operator watches (undefined = all): the requester webhook's scope. */
+  namespaces?: readonly string[];
   /** Whether this replica may write the Secret and the configuration (the leader). */
   mayWrite?: () => boolean;
   log: (
@@ -99,6 +113,7 @@ export class StrictWebhook {
   private bundle: CertificateBundle | undefined;
   private timer: NodeJS.Timeout | undefined;
   private endpoint: WebhookEndpoint;
+  private requesterRemoved = false;
   port = 0;
 
   constructor(private readonly options: StrictWebhookOptions) {
@@ -107,7 +122,18 @@ export class StrictWebhook {
       port: options.port,
       host: options.host,
       log: options.log,
-      decide: (r) => this.decide(r),
+      routes: {
+        [WEBHOOK_PATH]: {
+          decide: (r) => this.decide(r),
+          failureMessage: 'stencil could not verify the owning TemplateInstance; retry shortly',
+        },
+        // Served in either mode: a configuration left from requester mode must not block creates
+        // until the next refresh removes it.
+        [REQUESTER_PATH]: {
+          decide: (r) => Promise.resolve(decideRequester(r, this.operatorUsername)),
+          failureMessage: 'stencil could not record who makes this request; retry shortly',
+        },
+      },
     });
   }
 
@@ -130,7 +156,10 @@ export class StrictWebhook {
     // certificate picks it up quickly.
     this.timer = setInterval(() => void this.refresh(), 60 * 1000);
     this.timer.unref();
-    this.options.log('info', 'strict-mode webhook serving', { port: this.port });
+    this.options.log('info', 'admission webhook serving', {
+      port: this.port,
+      requester: this.options.requester ?? false,
+    });
   }
 
   /** Renews the certificate when due, reloads it, and re-asserts the configuration. */
@@ -185,9 +214,37 @@ export class StrictWebhook {
   private async ensureConfiguration(): Promise<void> {
     if (this.options.certDir) return;
     if (!this.bundle || !(this.options.mayWrite?.() ?? true)) return;
-    await this.options.cluster.apply(
-      webhookConfiguration(this.endpoint, this.bundle.caBundle, this.options.configurationName),
+    const { cluster, configurationName, requesterConfigurationName, namespaces } = this.options;
+    await cluster.apply(
+      webhookConfiguration(this.endpoint, this.bundle.caBundle, configurationName),
     );
+    const requesterName = requesterConfigurationName ?? REQUESTER_CONFIGURATION_NAME;
+    if (this.options.requester) {
+      await cluster.apply(
+        requesterWebhookConfiguration(
+          this.endpoint,
+          this.bundle.caBundle,
+          requesterName,
+          namespaces,
+        ),
+      );
+    } else if (!this.requesterRemoved) {
+      // Switched back to the operator's rights: a leftover configuration would keep calling us.
+      // Best effort (an install without the right keeps working); the next refresh tries again.
+      try {
+        await cluster.delete({
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'MutatingWebhookConfiguration',
+          name: requesterName,
+        });
+        this.requesterRemoved = true;
+      } catch (error) {
+        this.options.log('warn', 'could not remove the requester webhook configuration', {
+          name: requesterName,
+          error: String(error),
+        });
+      }
+    }
   }
 
   private async decide(request: AdmissionRequest): Promise<Decision> {

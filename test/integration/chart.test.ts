@@ -201,6 +201,58 @@ describe('helm template', () => {
     expect(await dryRunAll(served)).toEqual([]);
   }, 60_000);
 
+  it('authorizeSources: requester passes the flag, may review access, and needs the webhook', async () => {
+    const objects = await render('stencil', 'stencil-chart', {
+      authorizeSources: 'requester',
+      webhook: { certManager: { enabled: true } },
+      watchNamespaces: ['team-a'],
+    });
+    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
+    expect(deployment.spec.template.spec.containers[0]!.args).toContain(
+      '--authorize-sources=requester',
+    );
+    const role = objects.find((o) => o.kind === 'ClusterRole') as unknown as {
+      rules: { resources: string[]; verbs: string[] }[];
+    };
+    expect(role.rules.find((r) => r.resources.includes('subjectaccessreviews'))?.verbs).toEqual([
+      'create',
+    ]);
+    const mutating = objects.find((o) => o.kind === 'MutatingWebhookConfiguration') as unknown as {
+      metadata: KubeObject['metadata'];
+      webhooks: { namespaceSelector?: unknown; clientConfig: { service: { path: string } } }[];
+    };
+    expect(mutating.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe(
+      'stencil-chart/stencil-webhook',
+    );
+    expect(mutating.webhooks[0]!.clientConfig.service.path).toBe('/mutate-requester');
+    expect(mutating.webhooks[0]!.namespaceSelector).toEqual({
+      matchExpressions: [
+        { key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a'] },
+      ],
+    });
+    const served = objects.filter((o) => !o.apiVersion.startsWith('cert-manager.io/'));
+    expect(await dryRunAll(served)).toEqual([]);
+    // The default renders neither the flag nor the review right.
+    const defaults = await render('stencil', 'stencil-chart');
+    expect(JSON.stringify(defaults)).not.toContain('subjectaccessreviews');
+    expect(JSON.stringify(defaults)).not.toContain('--authorize-sources');
+    await expect(
+      helmRun([
+        'template',
+        chart,
+        '--set',
+        'authorizeSources=requester',
+        '--set',
+        'webhook.enabled=false',
+      ]),
+    ).rejects.toThrow(/authorizeSources: requester needs webhook.enabled/);
+    await expect(helmRun(['lint', chart, '--set', 'authorizeSources=user'])).rejects.toThrow(
+      /authorizeSources/,
+    );
+  }, 60_000);
+
   it('config/deploy/stencil.yaml (kubectl users) is accepted too', async () => {
     const file = join(root, 'config', 'deploy', 'stencil.yaml');
     expect(existsSync(file)).toBe(true);

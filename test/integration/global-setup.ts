@@ -10,6 +10,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     kubeconfig: string;
     userKubeconfig: string;
+    /** `ordinary`: in no group, so only RBAC bindings give it rights. */
+    ordinaryKubeconfig: string;
     kubeServer: string;
   }
 }
@@ -27,6 +29,7 @@ export async function setup(project: TestProject): Promise<void> {
   );
   project.provide('kubeconfig', plane.kubeconfigPath);
   project.provide('userKubeconfig', plane.userKubeconfigPath);
+  project.provide('ordinaryKubeconfig', plane.ordinaryKubeconfigPath);
   project.provide('kubeServer', plane.server);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void teardown().finally(() => process.exit(130)));

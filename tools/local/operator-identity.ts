@@ -51,6 +51,26 @@ export function withShardingRbac(objects: KubeObject[]): KubeObject[] {
   });
 }
 
+/**
+ * The RBAC of the chart with `authorizeSources: requester`: its ClusterRole also creates
+ * SubjectAccessReviews (each valueFrom read is checked as the instance's requester).
+ */
+export function withRequesterRbac(objects: KubeObject[]): KubeObject[] {
+  return objects.map((object) => {
+    if (object.kind !== 'ClusterRole') return object;
+    const role = structuredClone(object) as KubeObject & { rules?: object[] };
+    role.rules = [
+      ...(role.rules ?? []),
+      {
+        apiGroups: ['authorization.k8s.io'],
+        resources: ['subjectaccessreviews'],
+        verbs: ['create'],
+      },
+    ];
+    return role;
+  });
+}
+
 type Binding = KubeObject & {
   roleRef?: { name: string };
   subjects?: { kind: string; name: string; namespace?: string }[];

@@ -4,6 +4,8 @@
 // prints how to look around, and stops everything on Ctrl-C. The person's (admin) kubeconfig is
 // written to .local/kubeconfig, the operator's to .local/operator.kubeconfig.
 // `npm run local -- --replicas N` runs N operators sharing the namespaces (--shards=auto).
+// `npm run local -- --authorize-sources requester` runs requester mode (ADR 0020): the samples
+// are then created once the webhook that records their requester (you, admin) is in place.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -13,7 +15,12 @@ import { ensureKubectl } from '../control-plane/binaries.ts';
 import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
 import { installCrds } from '../control-plane/crds.ts';
 import { applyManifests, readManifests, samplePhase } from './apply-manifests.ts';
-import { deployRbac, installOperatorIdentity, withShardingRbac } from './operator-identity.ts';
+import {
+  deployRbac,
+  installOperatorIdentity,
+  withRequesterRbac,
+  withShardingRbac,
+} from './operator-identity.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const say = (line: string): void => console.log(`[local] ${line}`);
@@ -32,10 +39,22 @@ function buildIfNeeded(): void {
   if (result.status !== 0) throw new Error('npm run build failed');
 }
 
-const { values: flags } = parseArgs({ options: { replicas: { type: 'string', default: '1' } } });
+const { values: flags } = parseArgs({
+  options: {
+    replicas: { type: 'string', default: '1' },
+    'authorize-sources': { type: 'string', default: 'operator' },
+  },
+});
 const replicaCount = Number(flags.replicas);
 if (!Number.isInteger(replicaCount) || replicaCount < 1 || replicaCount > 9) {
   console.error(`--replicas must be an integer from 1 to 9, got "${flags.replicas}"`);
+  process.exit(2);
+}
+const requesterMode = flags['authorize-sources'] === 'requester';
+if (!requesterMode && flags['authorize-sources'] !== 'operator') {
+  console.error(
+    `--authorize-sources must be operator or requester, got "${flags['authorize-sources']}"`,
+  );
   process.exit(2);
 }
 
@@ -58,7 +77,10 @@ await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'st
 const operatorKubeconfig = join(root, '.local', 'operator.kubeconfig');
 const identity = await installOperatorIdentity(
   admin,
-  replicaCount > 1 ? withShardingRbac(deployRbac()) : deployRbac(),
+  [
+    replicaCount > 1 ? withShardingRbac : undefined,
+    requesterMode ? withRequesterRbac : undefined,
+  ].reduce((rbac, add) => add?.(rbac) ?? rbac, deployRbac()),
   operatorKubeconfig,
   7 * 24 * 3600, // the token outlives any playground session
 );
@@ -69,8 +91,10 @@ const samples = readdirSync(join(root, 'samples'));
 const files = samples.flatMap((s) =>
   ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
 );
-await applyManifests(cluster, readManifests(files));
-say(`installed the CRDs and ${samples.length} samples`);
+if (!requesterMode) {
+  await applyManifests(cluster, readManifests(files));
+  say(`installed the CRDs and ${samples.length} samples`);
+}
 
 interface Replica {
   child: ChildProcess;
@@ -98,6 +122,7 @@ async function startReplica(): Promise<Replica> {
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       ...(replicaCount > 1 ? ['--shards=auto'] : []),
+      ...(requesterMode ? ['--authorize-sources=requester'] : []),
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
@@ -134,6 +159,26 @@ for (const { child } of replicas)
       void stop(1);
     }
   });
+
+if (requesterMode) {
+  // Created by admin through the requester webhook, so each records admin as its requester.
+  const until = Date.now() + 60_000;
+  while (
+    !(await cluster.get({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      name: 'stencil-requester',
+    }))
+  ) {
+    if (Date.now() > until) {
+      say('the requester webhook did not appear within 60 s');
+      await stop(1);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await applyManifests(cluster, readManifests(files));
+  say(`installed the CRDs and ${samples.length} samples (requester mode: recorded as admin)`);
+}
 
 const expected = readManifests(samples.map((s) => join(root, 'samples', s, 'instance.yaml')));
 const deadline = Date.now() + 120_000;

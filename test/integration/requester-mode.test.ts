@@ -1,0 +1,284 @@
+// Issue #22, requester mode on the real API server (ADR 0020): with --authorize-sources=requester
+// the admission webhook records who creates each TemplateInstance, nobody may write or change that
+// record by hand, and every valueFrom read is allowed only if that user may read the object
+// themselves (a SubjectAccessReview on every pass, so a revoked grant stops the next render).
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Condition } from '../../src/api/condition.ts';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import {
+  ANNOTATION_RECONCILE_AT,
+  ANNOTATION_REQUESTER,
+  API_VERSION,
+} from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { connect, freshNamespace } from './support/cluster.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
+import {
+  eventually,
+  loopbackWebhook,
+  rejectionOf,
+  removeWebhookConfiguration,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from './support/operator.ts';
+
+const GRANTED = 'GRANTED-VALUE-5b0e';
+const WITHHELD = 'WITHHELD-VALUE-c41a';
+const STRICT_CONFIGURATION = 'stencil-strict-requester-test';
+const REQUESTER_CONFIGURATION = 'stencil-requester-test';
+
+let ns: string;
+/** `tester`, in system:masters: may read every Secret. */
+let tester: KubeCluster;
+/** `ordinary`, in no group: only the Role below gives it rights. */
+let ordinary: KubeCluster;
+let running: RunningOperator;
+
+const role = (secrets: string[]): KubeObject => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'Role',
+  metadata: { name: 'instance-author', namespace: ns },
+  rules: [
+    {
+      apiGroups: ['stencil.dev'],
+      resources: ['templateinstances'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: secrets, verbs: ['get'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+  ],
+});
+
+const instance = (
+  name: string,
+  valueFrom: Record<string, unknown>,
+  annotations?: Record<string, string>,
+): KubeObject => ({
+  apiVersion: API_VERSION,
+  kind: 'TemplateInstance',
+  metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
+  spec: {
+    templateRef: { name: 'echo' },
+    parameters: [{ name: 'v', valueFrom, defaultValue: 'the default' }],
+  },
+});
+
+const secretRef = (name: string): Record<string, unknown> => ({
+  secretKeyRef: { name, key: 'value' },
+});
+
+async function ready(name: string, reason: string, as = tester): Promise<Condition> {
+  let seen: Condition | undefined;
+  try {
+    return await eventually(async () => {
+      seen = conditionOf(await instanceStatus(as, ns, name));
+      return seen?.reason === reason && seen;
+    }, `instance ${name} Ready reason ${reason}`);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; Ready was ${JSON.stringify(seen)}`);
+  }
+}
+
+async function output(name: string): Promise<KubeObject | undefined> {
+  return tester.get({ apiVersion: 'v1', kind: 'ConfigMap', name: `${name}-out`, namespace: ns });
+}
+
+async function recorded(name: string): Promise<string | undefined> {
+  const live = await tester.get({
+    apiVersion: API_VERSION,
+    kind: 'TemplateInstance',
+    name,
+    namespace: ns,
+  });
+  return live?.metadata.annotations?.[ANNOTATION_REQUESTER];
+}
+
+/** Sets ordinary's Secret grants and waits until the API server's authorizer has them. */
+async function grant(secrets: string[]): Promise<void> {
+  await tester.apply(role(secrets));
+  const user = { username: 'ordinary', groups: ['system:authenticated'] };
+  const access = { verb: 'get', apiVersion: 'v1', kind: 'Secret', namespace: ns } as const;
+  await eventually(
+    async () => {
+      const granted = await tester.reviewAccess(user, { ...access, name: 'withheld' });
+      return granted.allowed === secrets.includes('withheld');
+    },
+    `RBAC to grant ${secrets.join(', ')}`,
+  );
+}
+
+/** Makes the operator look again (RBAC changes bring no event). */
+async function touch(name: string): Promise<void> {
+  const live = await tester.get({
+    apiVersion: API_VERSION,
+    kind: 'TemplateInstance',
+    name,
+    namespace: ns,
+  });
+  await tester.apply({
+    apiVersion: API_VERSION,
+    kind: 'TemplateInstance',
+    metadata: {
+      name,
+      namespace: ns,
+      annotations: { [ANNOTATION_RECONCILE_AT]: String(Date.now()) },
+    },
+    spec: live?.spec,
+  });
+}
+
+beforeAll(async () => {
+  ns = await freshNamespace(connect(), 'requester');
+  tester = (await userClient()).cluster;
+  ordinary = (await userClient(inject('ordinaryKubeconfig'))).cluster;
+  await tester.apply(role(['granted']));
+  await tester.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'instance-author', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'instance-author' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
+  });
+  for (const [name, value] of [
+    ['granted', GRANTED],
+    ['withheld', WITHHELD],
+  ])
+    await tester.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: ns },
+      stringData: { value },
+    });
+  await tester.apply({
+    apiVersion: API_VERSION,
+    kind: 'Template',
+    metadata: { name: 'echo', namespace: ns },
+    spec: {
+      // Not off: an off instance freezes after its first apply and never reads again.
+      sync: { mode: 'revert' },
+      parameters: [{ name: 'v', type: 'string' }],
+      handlebars:
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-out\ndata:\n  v: {{quote parameters.v}}\n',
+    },
+  });
+  // Created before requester mode is on: nobody recorded.
+  await tester.apply(instance('legacy', secretRef('granted')));
+  running = await startOperator([ns], undefined, {
+    webhook: loopbackWebhook(ns, STRICT_CONFIGURATION, {
+      requester: true,
+      requesterConfigurationName: REQUESTER_CONFIGURATION,
+    }),
+    authorizeSources: 'requester',
+  });
+}, 60_000);
+
+afterAll(async () => {
+  // Before the webhook server stops, so no later create calls a dead endpoint.
+  await tester.delete({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    name: REQUESTER_CONFIGURATION,
+  });
+  await removeWebhookConfiguration(tester, STRICT_CONFIGURATION);
+  await running.stop();
+});
+
+describe('requester mode (--authorize-sources=requester)', () => {
+  it('records the creator, and reads what that user may read', async () => {
+    await ordinary.apply(instance('mine', secretRef('granted')));
+    const record = JSON.parse((await recorded('mine')) ?? '{}') as Record<string, unknown>;
+    expect(record).toEqual({
+      username: 'ordinary',
+      uid: 'ordinary-uid',
+      groups: ['system:authenticated'],
+    });
+    await ready('mine', 'Reconciled', ordinary);
+    expect((await output('mine'))?.data).toEqual({ v: GRANTED });
+  });
+
+  it('refuses a read the creator may not make, with no default standing in', async () => {
+    await ordinary.apply(instance('theirs', secretRef('withheld')));
+    const condition = await ready('theirs', 'SourceNotAuthorized', ordinary);
+    expect(condition.message).toContain(
+      `user "ordinary", who created the instance, may not get Secret ${ns}/withheld`,
+    );
+    expect(await output('theirs')).toBeUndefined();
+    // The same read for someone who may make it.
+    await tester.apply(instance('for-admin', secretRef('withheld')));
+    await ready('for-admin', 'Reconciled');
+    expect((await output('for-admin'))?.data).toEqual({ v: WITHHELD });
+  });
+
+  it('asks for list rights for a LIST read', async () => {
+    await ordinary.apply(
+      instance('listing', {
+        objectFieldRef: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          namespace: ns,
+          jsonPath: '.items[0].metadata.name',
+        },
+      }),
+    );
+    const condition = await ready('listing', 'SourceNotAuthorized', ordinary);
+    expect(condition.message).toContain(`may not list ConfigMap objects in namespace "${ns}"`);
+  });
+
+  it('refuses a requester written by hand, and keeps the record through a re-apply', async () => {
+    const forged = JSON.stringify({ username: 'tester', groups: ['system:masters'] });
+    expect(
+      await rejectionOf(
+        ordinary.apply(
+          instance('forged', secretRef('withheld'), { [ANNOTATION_REQUESTER]: forged }),
+        ),
+      ),
+    ).toContain('metadata.annotations["stencil.dev/requester"] is written by');
+    expect(
+      await rejectionOf(
+        ordinary.apply(
+          instance('theirs', secretRef('withheld'), { [ANNOTATION_REQUESTER]: forged }),
+        ),
+      ),
+    ).toContain('may not be changed');
+    // A re-apply of the manifest, which never had the annotation, keeps the record.
+    const before = await recorded('mine');
+    await ordinary.apply(instance('mine', secretRef('granted'), { note: 're-applied' }));
+    expect(await recorded('mine')).toBe(before);
+  });
+
+  it('checks again on every pass: a grant lets the read through, its revocation stops it', async () => {
+    await grant(['granted', 'withheld']);
+    await touch('theirs');
+    await ready('theirs', 'Reconciled', ordinary);
+    const applied = await output('theirs');
+    expect(applied?.data).toEqual({ v: WITHHELD });
+
+    await grant(['granted']);
+    await touch('theirs');
+    await ready('theirs', 'SourceNotAuthorized', ordinary);
+    // Nothing applied earlier changed.
+    expect((await output('theirs'))?.metadata.resourceVersion).toBe(
+      applied?.metadata.resourceVersion,
+    );
+  });
+
+  it('refuses every read of an instance nobody was recorded for', async () => {
+    expect(await recorded('legacy')).toBeUndefined();
+    const condition = await ready('legacy', 'SourceNotAuthorized');
+    expect(condition.message).toContain('the instance records no requester');
+    expect(await output('legacy')).toBeUndefined();
+  });
+
+  it('never puts a value into status, Events or logs', async () => {
+    const events = await tester.list('v1', 'Event', { namespace: ns });
+    const statuses = await tester.list(API_VERSION, 'TemplateInstance', { namespace: ns });
+    const seen = JSON.stringify([
+      events,
+      statuses.map((s) => (s as { status?: unknown }).status),
+      running.logs,
+    ]);
+    expect(seen).not.toContain(GRANTED);
+    expect(seen).not.toContain(WITHHELD);
+  });
+});
