@@ -14,7 +14,13 @@ import { isClusterError, type ClusterPort } from './cluster-port.ts';
 import { idOf, mapLimit } from './resource-sync.ts';
 
 export type ApplyResult =
-  | { ok: true; written: KubeObject[]; live: KubeObject[] }
+  | {
+      ok: true;
+      written: KubeObject[];
+      live: KubeObject[];
+      /** Objects found as rendered, so not written. */
+      unchanged: number;
+    }
   /** `retry`: whether trying again without an input change can help. */
   | { ok: false; message: string; retry: boolean; waiting?: false }
   /**
@@ -29,15 +35,9 @@ export type ApplyResult =
       waiting: true;
       written: KubeObject[];
       live: (KubeObject | undefined)[];
+      /** Objects the pass reached before it stopped and found as rendered (never the rest). */
+      unchanged: number;
     };
-
-/** How long one pass waits for a CRD it just applied to be served, and how often it looks. */
-export interface KindWait {
-  timeoutMs: number;
-  pollMs: number;
-}
-
-const DEFAULT_KIND_WAIT: KindWait = { timeoutMs: 8_000, pollMs: 250 };
 
 /** Dry runs of one step sent at once (live reads use the same bound). */
 const DRY_RUNS_IN_FLIGHT = 8;
@@ -98,7 +98,6 @@ export interface ApplyRequest {
   /** Paths that keep their live value (revert/strict). */
   ignoreFields?: string[];
   memo?: AppliedMemo;
-  kindWait?: KindWait;
   /** Told before each write, and the returned function after it (see DependencyTracker). */
   beginWrite?: (object: KubeObject) => (result: KubeObject | undefined) => void;
   /**
@@ -111,6 +110,8 @@ export interface ApplyRequest {
 /** One run of a plan: the state its steps share. */
 class PlanRun {
   readonly written: KubeObject[] = [];
+  /** Objects a write step found as rendered (settled ones are counted by the caller). */
+  same = 0;
   readonly dryRuns: (KubeObject | undefined)[];
   readonly result: (KubeObject | undefined)[];
 
@@ -118,7 +119,7 @@ class PlanRun {
     private readonly cluster: ClusterPort,
     readonly desired: KubeObject[],
     readonly live: (KubeObject | undefined)[],
-    private readonly request: Pick<ApplyRequest, 'beginWrite' | 'waits'> & { kindWait: KindWait },
+    private readonly request: Pick<ApplyRequest, 'beginWrite' | 'waits'>,
   ) {
     this.dryRuns = new Array<KubeObject | undefined>(desired.length);
     this.result = [...live];
@@ -131,6 +132,7 @@ class PlanRun {
       retry: true,
       written: this.written,
       live: this.result,
+      unchanged: this.same,
       message,
     };
   }
@@ -184,7 +186,10 @@ class PlanRun {
     if (rejected) return rejected;
     for (const i of step.write) {
       const current = this.live[i];
-      if (current && sameManagedState(current, this.dryRuns[i]!)) continue;
+      if (current && sameManagedState(current, this.dryRuns[i]!)) {
+        this.same++;
+        continue;
+      }
       const written = this.request.beginWrite?.(this.desired[i]!);
       try {
         this.result[i] = await this.cluster.apply(this.desired[i]!);
@@ -198,15 +203,14 @@ class PlanRun {
     return undefined;
   }
 
-  /** Polls discovery until every kind is served; returns the first one that is not in time. */
+  /**
+   * The first kind not served yet, asked once: a pass never waits holding its worker; the
+   * caller ends it as Waiting and the queue brings it back (requeueAfter).
+   */
   private async awaitKinds(kinds: ApplyStep['awaitKinds']): Promise<string | undefined> {
-    const deadline = Date.now() + this.request.kindWait.timeoutMs;
-    for (const { apiVersion, kind } of kinds) {
-      while ((await this.cluster.scopeOf(apiVersion, kind)) === undefined) {
-        if (Date.now() >= deadline) return `${kind} (${apiVersion})`;
-        await new Promise((resolve) => setTimeout(resolve, this.request.kindWait.pollMs));
-      }
-    }
+    for (const { apiVersion, kind } of kinds)
+      if ((await this.cluster.scopeOf(apiVersion, kind)) === undefined)
+        return `${kind} (${apiVersion})`;
     return undefined;
   }
 }
@@ -255,22 +259,23 @@ export async function applyResources(
   // Ignored paths keep their live value in what is applied (SPEC §7).
   const desired = rendered.map((o, i) => carryIgnoredFields(o, live[i], ignoreFields));
   const hashes = desired.map((o) => AppliedMemo.hash(o));
-  const plan = planApply(
-    desired.map((object, i) => ({
-      object,
-      exists: live[i] !== undefined,
-      settled: memo?.settled(object, hashes[i]!, live[i]) ?? false,
-      wave: waveOf(object),
-    })),
-  );
-  const run = new PlanRun(cluster, desired, live, {
-    ...request,
-    kindWait: request.kindWait ?? DEFAULT_KIND_WAIT,
-  });
+  const inputs = desired.map((object, i) => ({
+    object,
+    exists: live[i] !== undefined,
+    settled: memo?.settled(object, hashes[i]!, live[i]) ?? false,
+    wave: waveOf(object),
+  }));
+  const plan = planApply(inputs);
+  const run = new PlanRun(cluster, desired, live, request);
+  // Settled objects are in no step: they count as unchanged once their wave was reached.
+  const settledBefore = (wave: number): number =>
+    inputs.filter((input) => input.settled && input.wave < wave).length;
   for (const step of plan.steps) {
     const stopped = await run.step(step);
     // Nothing is remembered from a pass that stopped: an object of a step that did not run
     // must not look settled next time.
+    if (stopped?.ok === false && stopped.waiting)
+      return { ...stopped, unchanged: stopped.unchanged + settledBefore(step.wave ?? 0) };
     if (stopped) return stopped;
   }
   recordWritten(memo, plan.steps, run, hashes);
@@ -278,5 +283,6 @@ export async function applyResources(
     ok: true,
     written: run.written,
     live: run.result.map((o, i) => o ?? run.dryRuns[i]!),
+    unchanged: run.same + inputs.filter((input) => input.settled).length,
   };
 }

@@ -370,7 +370,7 @@ export class InstanceReconciler implements Reconciler {
         this.statusOf({ ...pass, instance }, { apply, trackedGVKs, freeze }),
       );
     if (!applied.ok) return this.applyStopped(pass, applied, (apply) => finish(apply));
-    this.reportWrites(pass, applied.written);
+    this.reportWrites(pass, applied.written, applied.unchanged);
     const cleanup = await this.cleanUp(
       { ...pass, instance },
       owner,
@@ -408,7 +408,7 @@ export class InstanceReconciler implements Reconciler {
     const message = pass.evaluation.redactor.redact(applied.message);
     const renderedResources = pass.instance.status?.renderedResources ?? [];
     if (applied.waiting) {
-      this.reportWrites(pass, applied.written);
+      this.reportWrites(pass, applied.written, applied.unchanged);
       await finish({
         ok: false,
         waiting: true,
@@ -458,9 +458,10 @@ export class InstanceReconciler implements Reconciler {
     };
   }
 
-  private reportWrites(pass: Pass, written: KubeObject[]): void {
+  /** `unchanged`: the objects the pass reached and found as rendered (never those not reached). */
+  private reportWrites(pass: Pass, written: KubeObject[], unchanged: number): void {
     this.deps.metrics?.applies('applied', written.length);
-    this.deps.metrics?.applies('unchanged', pass.evaluation.resources.length - written.length);
+    this.deps.metrics?.applies('unchanged', unchanged);
     if (written.length === 0) return;
     if (pass.trigger?.kind === 'drift') this.deps.metrics?.driftReverted(written.length);
     const summary = summarize(written);

@@ -200,6 +200,13 @@ spec:
       namespace: ns,
     });
     expect((widget as { spec?: unknown } | undefined)?.spec).toEqual({ size: 3 });
+    // Waiting for the CRD to be served is a requeue: no pass holds its worker polling
+    // discovery (it used to, for up to 8 s).
+    const passes = running.logs
+      .filter((l) => l.includes('"name":"with-crd"') && l.includes('"ms"'))
+      .map((l) => (JSON.parse(l) as { ms: number }).ms);
+    expect(passes.length).toBeGreaterThan(0);
+    expect(Math.max(...passes)).toBeLessThan(2_000);
   });
 });
 
