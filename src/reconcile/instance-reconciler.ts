@@ -45,6 +45,7 @@ import {
   type EventRecord,
   type ObjectId,
 } from './cluster-port.ts';
+import { dispositionOf } from '../engine/pass-outcome.ts';
 import { ClusterSource } from './cluster-source.ts';
 import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
 import { EventSender } from './event-sender.ts';
@@ -57,21 +58,6 @@ import type {
 } from './reader.ts';
 import { deleteInReverseOrder, findOwned, renderedRef } from './resource-sync.ts';
 import { templateFor, type TemplateChoice } from './template-content.ts';
-
-/** Failures that only an edit of an input can fix: no retry until something changes. */
-const TERMINAL_REASONS = new Set<string>([
-  InstanceReason.TemplateNotFound,
-  InstanceReason.RevisionNotFound,
-  InstanceReason.NamespaceNotPermitted,
-  InstanceReason.InvalidParameter,
-  InstanceReason.OverrideNotAllowed,
-  InstanceReason.ReferenceNotPermitted,
-  // RBAC changes bring no event: a grant is seen at the resync or the instance's next edit.
-  InstanceReason.SourceNotAuthorized,
-  InstanceReason.TemplateExecutionFailed,
-  // The same input renders as slowly next time; a resync or an edit tries again (ADR 0018).
-  InstanceReason.RenderTimeout,
-]);
 
 /** How soon to look again while waiting on the cluster (finalizers, a CRD being served). */
 export const WAIT_REQUEUE_MS = 2_000;
@@ -340,8 +326,7 @@ export class InstanceReconciler implements Reconciler {
     if (problem.reason === InstanceReason.ParameterResolutionFailed) {
       this.event(pass, 'Warning', 'ParameterResolutionFailed', problem.message);
     }
-    if (TERMINAL_REASONS.has(problem.reason) && !problem.transient)
-      throw new TerminalError(problem.message);
+    if (dispositionOf(problem) === 'terminal') throw new TerminalError(problem.message);
     throw new RetryLater(problem.message);
   }
 

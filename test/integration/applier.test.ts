@@ -12,11 +12,13 @@ let ns: string;
 let cluster: KubeCluster;
 const owner = { name: 'waves', namespace: '', uid: 'applier-test-uid' };
 
-const labelled = (object: Omit<KubeObject, 'metadata'> & { metadata: object }): KubeObject =>
-  ({
+/** An object as the engine renders it for `owner`: labelled with the instance uid. */
+function labelled(object: KubeObject): KubeObject {
+  return {
     ...object,
     metadata: { ...object.metadata, namespace: ns, labels: { [LABEL_INSTANCE_UID]: owner.uid } },
-  }) as KubeObject;
+  };
+}
 
 beforeAll(async () => {
   ns = await freshNamespace(connect(), 'applier');

@@ -76,6 +76,13 @@ describe('an instance with a lifetime', () => {
     expect(conditionOf(status, 'ParametersValid')).toMatchObject({ reason: 'TTLNotAllowed' });
     expect(conditionOf(status, 'ParametersValid')?.message).toContain('maxTTL 1h');
     expect(await get('ConfigMap', 'long')).toBeUndefined();
+    // An input error: the pass stops until an edit, and is never retried with backoff.
+    const lines = (): string[] => running.logs.filter((l) => l.includes('"name":"long"'));
+    await eventually(
+      async () => lines().some((l) => l.includes('reconcile stopped until an input changes')),
+      'the pass over long to stop as terminal',
+    );
+    expect(lines().filter((l) => l.includes('will retry'))).toEqual([]);
   });
 
   it('is required by a Template with requireTTL', async () => {

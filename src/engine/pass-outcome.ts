@@ -1,0 +1,35 @@
+// How a pass that could not render ends (issue #23): the one classification of failures. A
+// failure that only an edit of an input can fix waits, terminal, for that edit (or the resync);
+// everything else is retried with backoff, because the cluster may change under it.
+import { InstanceReason } from '../api/condition.ts';
+import type { Problem } from './problem.ts';
+
+export type Disposition = 'terminal' | 'retry';
+
+/** Reasons an input edit must fix: retrying the same inputs gives the same answer. */
+const INPUT_REASONS: ReadonlySet<string> = new Set([
+  InstanceReason.TemplateNotFound,
+  InstanceReason.RevisionNotFound,
+  // An unreadable spec.ttl / expires-at, or a lifetime the Template refuses: only an edit of
+  // the instance or the Template changes the answer.
+  InstanceReason.InvalidTTL,
+  InstanceReason.TTLNotAllowed,
+  InstanceReason.NamespaceNotPermitted,
+  InstanceReason.InvalidParameter,
+  InstanceReason.OverrideNotAllowed,
+  InstanceReason.ReferenceNotPermitted,
+  // RBAC changes bring no event: a grant is seen at the resync or the instance's next edit.
+  InstanceReason.SourceNotAuthorized,
+  InstanceReason.TemplateExecutionFailed,
+  // The same input renders as slowly next time; a resync or an edit tries again (ADR 0018).
+  InstanceReason.RenderTimeout,
+]);
+
+/**
+ * Terminal for a reason only an input fixes, unless the problem says the cluster must change
+ * (a rendered kind not served yet); a missing source (ParameterResolutionFailed) and anything
+ * unknown are retried.
+ */
+export function dispositionOf(problem: Pick<Problem, 'reason' | 'transient'>): Disposition {
+  return INPUT_REASONS.has(problem.reason) && !problem.transient ? 'terminal' : 'retry';
+}
