@@ -74,3 +74,41 @@ describe('rollout progress routing', () => {
     expect(templatesEnqueued('Complete')).toEqual([]);
   });
 });
+
+describe('a new TemplateRevision (issue #23 defect 1)', () => {
+  const instance = (name: string, pin?: number, latestRevision?: number): TemplateInstance =>
+    ({
+      apiVersion: 'stencil.dev/v1alpha1',
+      kind: 'TemplateInstance',
+      metadata: { name, namespace: 'team-a', generation: 1 },
+      spec: { templateRef: { name: 'app', namespace: 'platform', revision: pin } },
+      status: latestRevision === undefined ? undefined : { latestRevision },
+    }) as unknown as TemplateInstance;
+
+  it('reconciles every instance that does not show it as latest yet, pinned ones included', () => {
+    const instances = [
+      instance('pinned', 1, 1),
+      instance('unpinned', undefined, 1),
+      instance('new'),
+      instance('already', undefined, 2),
+    ];
+    const progressive = { spec: { rollout: { stages: [{ name: 'canary' }] } } } as Template;
+    const caches = {
+      template: () => progressive,
+      instancesOf: () => instances,
+    } as unknown as OperatorCaches;
+    const enqueued: string[] = [];
+    const router = new EventRouter(caches, {
+      instance: (r) => enqueued.push(r.name),
+      template: () => undefined,
+    });
+    const revision = {
+      apiVersion: 'stencil.dev/v1alpha1',
+      kind: 'TemplateRevision',
+      metadata: { name: 'app-2', namespace: 'platform' },
+      spec: { template: 'app', revision: 2 },
+    };
+    router.handlers().revision({ type: 'ADDED', object: revision } as never, undefined as never);
+    expect(enqueued).toEqual(['pinned', 'unpinned', 'new']);
+  });
+});

@@ -6,7 +6,7 @@ import type { Template, TemplateRevision } from '../api/template.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/instance-evaluation.ts';
-import { isProgressive, stagePositions, targetRevision } from '../engine/rollout.ts';
+import { stagePositions, targetRevision } from '../engine/rollout.ts';
 import type { Request } from '../framework/reconciler.ts';
 import { rolloutMemberOf } from '../reconcile/template-content.ts';
 import type { CacheHandlers, OperatorCaches } from './caches.ts';
@@ -107,20 +107,20 @@ export class EventRouter {
   }
 
   /**
-   * A new revision: its Template records it (and may start a rollout). Instances that render the
-   * live Template learn its number; under a progressive rollout only those pinned to it move.
+   * A new revision: its Template records it (and may start a rollout). Every instance that does
+   * not show it as `status.latestRevision` yet learns its number, the pinned and those a
+   * progressive rollout has not moved included: their pass renders what it rendered before and
+   * only updates the status. (Requeued on the Template's edit, they ran before the revision
+   * existed and kept the old number until the resync.)
    */
   private onRevision(type: string, revision: TemplateRevision): void {
     const namespace = revision.metadata.namespace ?? '';
     const name = revision.spec.template;
     this.enqueue.template({ namespace, name });
     if (type !== 'ADDED') return;
-    const progressive = isProgressive(this.caches.template(namespace, name)?.spec.rollout);
-    for (const instance of this.caches.instancesOf(namespace, name)) {
-      const pin = instance.spec.templateRef.revision;
-      if (pin === revision.spec.revision || (!progressive && pin === undefined))
+    for (const instance of this.caches.instancesOf(namespace, name))
+      if ((instance.status?.latestRevision ?? 0) < revision.spec.revision)
         this.enqueue.instance(requestOf(instance));
-    }
   }
 
   /** The rollout moved on: exactly the instances whose revision it changed are reconciled. */

@@ -137,6 +137,13 @@ afterAll(async () => {
 describe('a progressive rollout with a canary stage', () => {
   it('updates the canary namespace first, at most maxUnavailable at a time, then the rest', async () => {
     await user.apply(template(BODY('2', HELD)));
+    // Every instance learns of revision 2 within seconds, not at the resync: the pinned one and
+    // those the rollout has not moved yet too (issue #23 defect 1).
+    await eventually(
+      async () => (await instances()).every((i) => i.status?.latestRevision === 2),
+      'every instance, pinned and unmoved ones included, to show latestRevision 2',
+      10_000,
+    );
     const moved = new Set<string>();
     for (let round = 0; round < 20 && moved.size < 20; round++) {
       // Each round: the rollout admits up to two more; they wait for the test's approval.
