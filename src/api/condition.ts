@@ -83,6 +83,8 @@ export const InstanceReason = {
   ResourceFailed: 'ResourceFailed',
   AllResourcesCurrent: 'AllResourcesCurrent',
   Reconciled: 'Reconciled',
+  /** The instance is being deleted and some of what it owns cannot be deleted (Ready). */
+  DeleteFailed: 'DeleteFailed',
 } as const;
 
 export type InstanceReasonName = (typeof InstanceReason)[keyof typeof InstanceReason];

@@ -167,3 +167,26 @@ export function sameStatus(
 ): boolean {
   return canonicalJson(a ?? {}) === canonicalJson(b);
 }
+
+/**
+ * The status with only its Ready condition replaced (Ready=False, `reason`): for a pass that
+ * cannot evaluate, such as the deletion of an instance whose objects cannot all be deleted.
+ */
+export function withReady(
+  instance: TemplateInstance,
+  reason: string,
+  message: string,
+  now: string,
+): TemplateInstanceStatus {
+  const previous = instance.status?.conditions ?? [];
+  const ready = mergeConditions(
+    previous,
+    [draft(InstanceConditionType.Ready, false, reason, message)],
+    now,
+    instance.metadata.generation,
+  );
+  return {
+    ...instance.status,
+    conditions: [...previous.filter((c) => c.type !== InstanceConditionType.Ready), ...ready],
+  };
+}

@@ -108,7 +108,13 @@ describe('a new TemplateRevision (issue #23 defect 1)', () => {
       metadata: { name: 'app-2', namespace: 'platform' },
       spec: { template: 'app', revision: 2 },
     };
-    router.handlers().revision({ type: 'ADDED', object: revision } as never, undefined as never);
+    router
+      .handlers()
+      .revision(
+        { type: 'ADDED', object: revision } as never,
+        undefined,
+        undefined as never,
+      );
     expect(enqueued).toEqual(['pinned', 'unpinned', 'new']);
   });
 });

@@ -251,7 +251,19 @@ export async function applyResources(
   request: ApplyRequest,
 ): Promise<ApplyResult> {
   const { owner, rendered, ignoreFields = [], memo } = request;
-  const live = await mapLimit(rendered, DRY_RUNS_IN_FLIGHT, (o) => liveObject(cluster, o));
+  type Read = { ok: true; live: KubeObject | undefined } | { ok: false; error: unknown };
+  const reads = await mapLimit(rendered, DRY_RUNS_IN_FLIGHT, async (object): Promise<Read> => {
+    try {
+      return { ok: true, live: await liveObject(cluster, object) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  });
+  // A read the API server refuses (Forbidden: the operator lacks a right) is reported like a
+  // refused write, so the instance's status says which right is missing.
+  for (const [i, read] of reads.entries())
+    if (!read.ok) return rejection(rendered[i]!, read.error, 'read');
+  const live = reads.map((read) => (read.ok ? read.live : undefined));
   for (const object of live) {
     const refusal = object && adoptionRefusal(object, owner);
     if (refusal) return { ok: false, message: refusal, retry: true };

@@ -23,6 +23,7 @@ import type { RenderRunner } from '../engine/render-job.ts';
 import {
   nextInstanceStatus,
   sameStatus,
+  withReady,
   type ApplyOutcome,
   type StatusInput,
 } from '../engine/instance-status.ts';
@@ -489,7 +490,8 @@ export class InstanceReconciler implements Reconciler {
     // Label discovery (one LIST per tracked kind) only when the rendered set changed or a delete
     // is pending: otherwise everything owned is exactly what was just applied.
     if (unchanged) return { failed: [], errors: false };
-    const owned = await findOwned(cluster, owner.uid, trackedGVKs, previous);
+    const { owned, unlisted } = await findOwned(cluster, owner.uid, trackedGVKs, previous);
+    this.reportUnlisted(cluster, pass.instance, unlisted);
     const orphans = owned.filter((id) => !wanted.has(resourceKey(id)));
     if (orphans.length === 0) return { failed: [], errors: false };
     const result = await deleteInReverseOrder(cluster, orphans);
@@ -517,15 +519,30 @@ export class InstanceReconciler implements Reconciler {
     const finalizers = instance.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER_INSTANCE)) return {};
     const owner = this.owner(instance);
-    const owned = await findOwned(
+    const { owned, unlisted } = await findOwned(
       cluster,
       owner.uid,
       instance.status?.trackedGVKs ?? [],
       instance.status?.renderedResources ?? [],
     );
+    this.reportUnlisted(cluster, instance, unlisted);
     const result = await deleteInReverseOrder(cluster, owned);
-    if (!result.allAccepted)
-      throw new RetryLater(result.remaining.map((r) => r.message).join('; '));
+    if (!result.allAccepted) {
+      // Said where the instance owner looks, not only in the operator's log.
+      const message = `cannot delete what the instance owns yet: ${result.remaining.map((r) => r.message).join('; ')}`;
+      await this.writeStatus(
+        cluster,
+        instance,
+        withReady(instance, InstanceReason.DeleteFailed, message, this.now()),
+      );
+      this.recordEvent(cluster, Redactor.none, {
+        regarding: instance,
+        type: 'Warning',
+        reason: 'DeleteFailed',
+        message,
+      });
+      throw new RetryLater(message);
+    }
     // Accepted but held by finalizers: waiting, not failing.
     if (result.remaining.length > 0) return { requeueAfter: WAIT_REQUEUE_MS };
     if (result.deleted.length > 0) {
@@ -541,6 +558,21 @@ export class InstanceReconciler implements Reconciler {
       finalizers.filter((f) => f !== FINALIZER_INSTANCE),
     );
     return {};
+  }
+
+  /** Kinds skipped because the operator may not list them (nothing of them recorded). */
+  private reportUnlisted(
+    cluster: ClusterPort,
+    instance: TemplateInstance,
+    unlisted: string[],
+  ): void {
+    if (unlisted.length === 0) return;
+    this.recordEvent(cluster, Redactor.none, {
+      regarding: instance,
+      type: 'Warning',
+      reason: 'ListForbidden',
+      message: `not searched for objects of this instance, as the operator may not list them and none is recorded as applied: ${unlisted.join('; ')}`,
+    });
   }
 
   /**

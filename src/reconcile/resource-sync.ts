@@ -67,13 +67,29 @@ export function renderedRef(
   };
 }
 
-/** Everything the instance owns: by label across `gvks`, plus the recorded `known` entries. */
+/** What the instance owns, and the kinds the operator may not list (see findOwned). */
+export interface OwnedObjects {
+  owned: ObjectId[];
+  /**
+   * Kinds whose LIST was Forbidden and of which nothing is recorded as applied: the operator
+   * lacked the right, so it can have created none; each with the API server's message.
+   */
+  unlisted: string[];
+}
+
+/**
+ * Everything the instance owns: by label across `gvks`, plus the recorded `known` entries. A
+ * kind the operator may not list is skipped when nothing of it is recorded (an apply the same
+ * missing right refused), so a missing permission never holds a deletion forever; recorded
+ * objects of it are still returned, and their deletes say what is refused.
+ */
 export async function findOwned(
   cluster: ClusterPort,
   uid: string,
   gvks: string[],
   known: RenderedResourceRef[],
-): Promise<ObjectId[]> {
+): Promise<OwnedObjects> {
+  const unlisted: string[] = [];
   const owned = new Map<string, ObjectId>();
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
   for (const key of gvks) {
@@ -90,6 +106,11 @@ export async function findOwned(
       });
     } catch (error) {
       if (isClusterError(error, 'NotServed')) continue;
+      if (isClusterError(error, 'Forbidden') || isClusterError(error, 'Unauthorized')) {
+        if (!known.some((r) => r.apiVersion === apiVersion && r.kind === kind))
+          unlisted.push(`${kind} (${apiVersion}): ${error.message}`);
+        continue;
+      }
       throw error;
     }
     // The uid seen makes the delete of an orphan apply to this object only.
@@ -108,7 +129,7 @@ export async function findOwned(
       namespace: ref.namespace,
     });
   }
-  return [...owned.values()];
+  return { owned: [...owned.values()], unlisted };
 }
 
 export interface DeleteResult {
