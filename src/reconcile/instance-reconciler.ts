@@ -331,16 +331,18 @@ export class InstanceReconciler implements Reconciler {
     throw new RetryLater(problem.message);
   }
 
-  private async applyAndPrune(pass: Pass): Promise<Result> {
-    const { evaluation, mode } = pass;
-    const owner = this.owner(pass.instance);
-    const desired = evaluation.resources;
-    const defaults = evaluation.resolved?.defaultsUsed ?? [];
-    this.reportDefaults(pass, defaults);
-    const previous = pass.instance.status?.renderedResources ?? [];
-    const firstApply = nothingAppliedYet(pass.instance);
-    const trackedGVKs = unionGVKs(pass.instance.status?.trackedGVKs, desired);
-    const instance = await this.persistTrackedGVKs(pass, trackedGVKs);
+  private async applyAndPrune(before: Pass): Promise<Result> {
+    const desired = before.evaluation.resources;
+    const defaults = before.evaluation.resolved?.defaultsUsed ?? [];
+    this.reportDefaults(before, defaults);
+    const previous = before.instance.status?.renderedResources ?? [];
+    const firstApply = nothingAppliedYet(before.instance);
+    const trackedGVKs = unionGVKs(before.instance.status?.trackedGVKs, desired);
+    // From here on the pass holds only the instance this write returned: a later conditional
+    // write through the one read before it would fail with a Conflict.
+    const pass: Pass = { ...before, instance: await this.persistTrackedGVKs(before, trackedGVKs) };
+    const { evaluation, mode, instance } = pass;
+    const owner = this.owner(instance);
     const applied = await applyResources(pass.cluster, {
       owner,
       rendered: desired,
@@ -350,20 +352,10 @@ export class InstanceReconciler implements Reconciler {
       waits: evaluation.waits,
     });
     const finish = (apply: ApplyOutcome, freeze?: StatusInput['freeze']): Promise<void> =>
-      this.writeStatus(
-        pass.cluster,
-        instance,
-        this.statusOf({ ...pass, instance }, { apply, trackedGVKs, freeze }),
-      );
+      this.writeStatus(pass.cluster, instance, this.statusOf(pass, { apply, trackedGVKs, freeze }));
     if (!applied.ok) return this.applyStopped(pass, applied, (apply) => finish(apply));
     this.reportWrites(pass, applied.written, applied.unchanged);
-    const cleanup = await this.cleanUp(
-      { ...pass, instance },
-      owner,
-      trackedGVKs,
-      previous,
-      firstApply,
-    );
+    const cleanup = await this.cleanUp(pass, owner, trackedGVKs, previous, firstApply);
     const rendered = [
       ...applied.live.map((o, i) => renderedRef(o, '', healthOf(o, desired[i]))),
       ...cleanup.failed,
