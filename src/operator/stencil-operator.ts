@@ -190,7 +190,7 @@ export class StencilOperator {
     if (this.shard) await this.joinShard(this.shard);
     if (this.options.webhook)
       this.webhook = await startStrictWebhook(
-        { ...this.options.webhook, namespaces: this.options.namespaces },
+        { ...this.options.webhook, namespaces: this.options.namespaces, cache: this.caches },
         connection.cluster,
         log,
         // One replica writes the webhook's configuration: the leader, or the shard that owns

@@ -18,6 +18,7 @@ export type WebhookOptions = Pick<
   | 'requester'
   | 'requesterConfigurationName'
   | 'namespaces'
+  | 'cache'
 >;
 
 /**

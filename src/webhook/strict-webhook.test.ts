@@ -6,6 +6,9 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
 import { createBundle, type CertificateBundle } from './certificates.ts';
+import type { Template, TemplateRevision, TemplateSpec } from '../api/template.ts';
+import type { TemplateInstance } from '../api/template-instance.ts';
+import type { CacheReader } from '../reconcile/reader.ts';
 import { StrictWebhook } from './strict-webhook.ts';
 
 /** A cluster with no objects that records every write. */
@@ -225,6 +228,101 @@ describe('the strict webhook and who may bypass it', () => {
         message: 'strict mode bypassed by a break-glass group',
         fields: expect.objectContaining({ user: 'bob', group: 'sre', operation: 'DELETE' }),
       });
+    } finally {
+      await webhook.stop();
+    }
+  });
+});
+
+describe('the strict webhook during a progressive rollout (issue #23 defect 3)', () => {
+  // Revision 1 lets others change data.note; revision 2, the live spec, no longer does. The
+  // instance has not been moved yet: its objects are still revision 1's, and so are its rules.
+  const content = (ignoreFields: string[]): TemplateSpec => ({
+    sync: { mode: 'strict', ignoreFields },
+    handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n',
+  });
+  const live: Template = {
+    apiVersion: 'stencil.dev/v1alpha1',
+    kind: 'Template',
+    metadata: { name: 'app', namespace: 'platform' },
+    spec: {
+      ...content([]),
+      rollout: { strategy: 'Progressive', stages: [{ name: 'canary' }] },
+    },
+    status: {
+      latestRevision: 2,
+      rollout: { revision: 2, stableRevision: 1, stage: 0, admitted: 0, phase: 'Progressing' },
+    },
+  } as Template;
+  const revision = (n: number, ignoreFields: string[]): TemplateRevision => ({
+    apiVersion: 'stencil.dev/v1alpha1',
+    kind: 'TemplateRevision',
+    metadata: { name: `app-${n}`, namespace: 'platform' },
+    spec: { template: 'app', revision: n, hash: `h${n}`, content: content(ignoreFields) },
+  });
+  const instance = {
+    apiVersion: 'stencil.dev/v1alpha1',
+    kind: 'TemplateInstance',
+    metadata: {
+      name: 'shop',
+      namespace: 'team-a',
+      uid: 'u-1',
+      creationTimestamp: '2026-01-01T00:00:00Z',
+    },
+    spec: { templateRef: { name: 'app', namespace: 'platform' } },
+    status: { revision: 1, phase: 'Ready', observedGeneration: 1 },
+  };
+  const cache: CacheReader = {
+    namespaceLabels: () => ({}),
+    instancesOf: () => [instance as unknown as TemplateInstance],
+    templates: () => [live],
+    template: () => live,
+    revisionsOf: () => [revision(1, ['data.note']), revision(2, [])],
+  };
+  const configMap = (note: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'x',
+      namespace: 'team-a',
+      labels: { 'stencil.dev/sync-mode': 'strict' },
+      annotations: { 'stencil.dev/instance-ref': 'team-a/shop' },
+    },
+    data: { note },
+  });
+
+  it('judges an edit by the rules of the revision the instance is on, not the live spec', async () => {
+    const { dir, bundle } = mountedCertificate();
+    const port = recordingCluster([]);
+    const cluster: ClusterPort = {
+      ...port,
+      get: (id) =>
+        Promise.resolve(
+          id.kind === 'TemplateInstance' ? (instance as unknown as KubeObject) : undefined,
+        ),
+    };
+    const webhook = new StrictWebhook({
+      cluster,
+      cache,
+      certDir: dir,
+      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+      port: 0,
+      host: '127.0.0.1',
+      namespace: 'stencil',
+      log: () => undefined,
+    });
+    await webhook.start('operator');
+    try {
+      const answer = await post(webhook.port, bundle.caCert, '/validate-strict', {
+        uid: 'r3',
+        operation: 'UPDATE',
+        userInfo: { username: 'alice' },
+        name: 'x',
+        namespace: 'team-a',
+        oldObject: configMap('a'),
+        object: configMap('b'),
+      });
+      expect(answer.response).toMatchObject({ uid: 'r3', allowed: true });
     } finally {
       await webhook.stop();
     }

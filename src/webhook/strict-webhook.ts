@@ -9,6 +9,7 @@ import type { TemplateInstance } from '../api/template-instance.ts';
 import { API_VERSION, TEMPLATE_INSTANCE_KIND } from '../api/well-known.ts';
 import { templateRefOf } from '../engine/instance-evaluation.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
+import type { CacheReader } from '../reconcile/reader.ts';
 import { templateFor } from '../reconcile/template-content.ts';
 import {
   decide,
@@ -58,6 +59,11 @@ export interface StrictWebhookOptions {
    */
   requester?: boolean;
   requesterConfigurationName?: string;
+  /**
+   * The operator's caches: the owner's Template content is chosen exactly as its reconciler
+   * chooses it (the revision a progressive rollout has it on, not the live spec).
+   */
+  cache?: CacheReader;
   /** The namespaces the operator watches (undefined = all): the requester webhook's scope. */
   namespaces?: readonly string[];
   /** Whether this replica may write the Secret and the configuration (the leader). */
@@ -279,7 +285,7 @@ export class StrictWebhook {
     })) as TemplateInstance | undefined;
     if (!instance) return { ...ref, state: undefined };
     // The same Template content the reconciler renders from, so both ignore the same fields.
-    const { template } = await templateFor(cluster, instance);
+    const { template } = await templateFor(cluster, instance, this.options.cache);
     const templateRef = templateRefOf(instance);
     return {
       ...ref,
