@@ -253,7 +253,7 @@ describe('the strict webhook during a progressive rollout (issue #23 defect 3)',
       latestRevision: 2,
       rollout: { revision: 2, stableRevision: 1, stage: 0, admitted: 0, phase: 'Progressing' },
     },
-  } as Template;
+  };
   const revision = (n: number, ignoreFields: string[]): TemplateRevision => ({
     apiVersion: 'stencil.dev/v1alpha1',
     kind: 'TemplateRevision',
