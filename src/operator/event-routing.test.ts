@@ -110,11 +110,7 @@ describe('a new TemplateRevision (issue #23 defect 1)', () => {
     };
     router
       .handlers()
-      .revision(
-        { type: 'ADDED', object: revision } as never,
-        undefined,
-        undefined as never,
-      );
+      .revision({ type: 'ADDED', object: revision } as never, undefined, undefined as never);
     expect(enqueued).toEqual(['pinned', 'unpinned', 'new']);
   });
 });
