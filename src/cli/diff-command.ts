@@ -6,7 +6,7 @@
 import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { templateRefOf } from '../engine/instance-evaluation.ts';
+import { templateRefOf } from '../engine/template-ref.ts';
 import { diffManifests, isEmptyDiff, type ManifestDiff } from '../engine/manifest-diff.ts';
 import type { Redactor } from '../engine/redaction.ts';
 import {

@@ -4,7 +4,7 @@
 import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { API_VERSION, TEMPLATE_KIND, TEMPLATE_REVISION_KIND } from '../api/well-known.ts';
-import { templateRefOf } from '../engine/instance-evaluation.ts';
+import { templateRefOf } from '../engine/template-ref.ts';
 import { formatProblem, type Problem } from '../engine/problem.ts';
 import {
   contentHash,

@@ -3,7 +3,7 @@
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { checkInstanceStatically } from '../engine/instance-checks.ts';
-import { templateRefOf } from '../engine/instance-evaluation.ts';
+import { templateRefOf } from '../engine/template-ref.ts';
 import { formatProblem, type Problem } from '../engine/problem.ts';
 import { validateAgainstCrd } from '../engine/schema-validation.ts';
 import { evaluateTemplate } from '../engine/template-evaluation.ts';

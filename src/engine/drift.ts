@@ -2,7 +2,7 @@
 // finalizers and ownerReferences never do, nor does any `ignoreFields` path, whose LIVE value is
 // carried into what the operator applies so server-side apply neither resets nor fights it.
 import type { KubeObject } from '../api/object-meta.ts';
-import { canonicalJson } from './instance-status.ts';
+import { canonicalJson } from './canonical-json.ts';
 import { isMap } from './json-map.ts';
 
 type Segment = { key: string } | { index: number } | { all: true };

@@ -31,6 +31,7 @@ import { Redactor, type TaintedTexts } from './redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from './resource-scope.ts';
 import type { KindScope, ObjectRef, SourcePort } from './source-port.ts';
 import { targetNamespaceRefusal } from './target-namespaces.ts';
+import { templateRefOf } from './template-ref.ts';
 
 export interface InstanceInputs {
   instance: TemplateInstance;
@@ -73,14 +74,6 @@ export interface InstanceEvaluation {
    * every message derived from its resources (API server errors, Events, logs) must too.
    */
   redactor: Redactor;
-}
-
-/** `templateRef` with its namespace defaulted to the instance's. */
-export function templateRefOf(instance: TemplateInstance): { name: string; namespace: string } {
-  return {
-    name: instance.spec.templateRef.name,
-    namespace: instance.spec.templateRef.namespace ?? instance.metadata.namespace ?? '',
-  };
 }
 
 function renderContext(

@@ -23,7 +23,7 @@ import {
   TEMPLATE_INSTANCE_SET_KIND,
 } from '../api/well-known.ts';
 import { draft, type ConditionDraft } from './conditions.ts';
-import { canonicalJson } from './instance-status.ts';
+import { canonicalJson } from './canonical-json.ts';
 import { coerceParameter, emptyValue } from './parameter-types.ts';
 import { selectorMatches, targetNamespaceRefusal } from './target-namespaces.ts';
 

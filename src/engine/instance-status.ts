@@ -8,6 +8,7 @@ import type {
   TemplateInstanceStatus,
 } from '../api/template-instance.ts';
 import type { SyncMode, Template } from '../api/template.ts';
+import { canonicalJson } from './canonical-json.ts';
 import {
   draft,
   mergeConditions,
@@ -18,7 +19,7 @@ import {
 import { expiryOf } from './expiry.ts';
 import type { InstanceEvaluation } from './instance-evaluation.ts';
 import { instanceHealth } from './instance-health.ts';
-import { templateRefOf } from './instance-evaluation.ts';
+import { templateRefOf } from './template-ref.ts';
 
 export interface ApplyOutcome {
   ok: boolean;
@@ -145,20 +146,6 @@ function carriedOver({
   if (freeze !== 'unfreeze' && previous.frozen)
     return { ...carried, frozen: true, frozenAt: previous.frozenAt ?? now };
   return carried;
-}
-
-/** Deterministic JSON (sorted keys) for comparing statuses. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(
-        Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
-          a < b ? -1 : a > b ? 1 : 0,
-        ),
-      );
-    }
-    return v;
-  });
 }
 
 export function sameStatus(

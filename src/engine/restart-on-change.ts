@@ -10,7 +10,7 @@ import {
   ANNOTATION_RESTART_ON_CHANGE_OBJECTS,
   ANNOTATION_SOURCES_HASH,
 } from '../api/well-known.ts';
-import { canonicalJson } from './instance-status.ts';
+import { canonicalJson } from './canonical-json.ts';
 import { describeObject } from './inventory.ts';
 import type { ResolvedParameters } from './parameters.ts';
 import { failure, success, type Outcome } from './problem.ts';

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Template, TemplateRevision, TemplateSpec } from '../api/template.ts';
 import { API_VERSION, TEMPLATE_KIND } from '../api/well-known.ts';
-import { canonicalJson } from './instance-status.ts';
+import { canonicalJson } from './canonical-json.ts';
 
 export const DEFAULT_REVISION_HISTORY_LIMIT = 10;
 

@@ -12,7 +12,7 @@ import {
   TEMPLATE_REVISION_PLURAL,
   VERSION,
 } from '../api/well-known.ts';
-import { templateRefOf } from '../engine/instance-evaluation.ts';
+import { templateRefOf } from '../engine/template-ref.ts';
 import type { Informer } from '../framework/informer.ts';
 import type { EventHandler, OperatorShell } from '../framework/operator-shell.ts';
 import type { CacheReader } from '../reconcile/reader.ts';

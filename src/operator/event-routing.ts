@@ -5,7 +5,7 @@ import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import type { Template, TemplateRevision } from '../api/template.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { templateRefOf } from '../engine/instance-evaluation.ts';
+import { templateRefOf } from '../engine/template-ref.ts';
 import { stagePositions, targetRevision } from '../engine/rollout.ts';
 import type { Request } from '../framework/reconciler.ts';
 import { rolloutMemberOf } from '../reconcile/template-content.ts';

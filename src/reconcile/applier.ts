@@ -7,7 +7,7 @@ import type { KubeObject } from '../api/object-meta.ts';
 import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import { planApply, type ApplyStep } from '../engine/apply-plan.ts';
 import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
-import { canonicalJson } from '../engine/instance-status.ts';
+import { canonicalJson } from '../engine/canonical-json.ts';
 import { healthOf } from '../engine/health.ts';
 import { describeObject, resourceKey, waveOf, type Owner } from '../engine/inventory.ts';
 import { isClusterError, type ClusterPort } from './cluster-port.ts';

@@ -16,7 +16,7 @@ import {
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
 import { mergeConditions, rfc3339 } from '../engine/conditions.ts';
-import { canonicalJson } from '../engine/instance-status.ts';
+import { canonicalJson } from '../engine/canonical-json.ts';
 import {
   planSet,
   releasedInstance,

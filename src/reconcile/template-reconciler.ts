@@ -11,7 +11,7 @@ import {
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
 import { draft, mergeConditions, rfc3339 } from '../engine/conditions.ts';
-import { canonicalJson } from '../engine/instance-status.ts';
+import { canonicalJson } from '../engine/canonical-json.ts';
 import { evaluateTemplate } from '../engine/template-evaluation.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
