@@ -6,9 +6,8 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { loggableMessage } from './engine/redaction.ts';
-import { helpText, usageLine, wantsHelp, type CommandSpec } from './cli/command-line.ts';
+import { helpText, usageLine, UsageError, wantsHelp, type CommandSpec } from './command-line.ts';
 import { diffCommand, DIFF_COMMAND } from './cli/diff-command.ts';
-import { UsageError } from './cli/manifest-files.ts';
 import { renderCommand, RENDER_COMMAND, type CommandResult } from './cli/render-command.ts';
 import { validateCommand, VALIDATE_COMMAND } from './cli/validate-command.ts';
 import { ConfigError, RUN_COMMAND } from './config.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { helpText } from './cli/command-line.ts';
+import { helpText } from './command-line.ts';
 import { ConfigError, loadConfig, RUN_COMMAND } from './config.ts';
 
 describe('stencil run configuration', () => {

@@ -1,6 +1,6 @@
 // The only reader of command-line flags and STENCIL_* environment variables: produces the frozen
 // configuration of `stencil run`. A flag wins over its environment variable.
-import { parseCommandLine, type CommandSpec } from './cli/command-line.ts';
+import { parseCommandLine, type CommandSpec } from './command-line.ts';
 import type { LogLevel } from './log.ts';
 
 export interface OperatorConfig {

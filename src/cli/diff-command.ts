@@ -14,10 +14,11 @@ import {
   stringFlag,
   stringFlags,
   usageLine,
+  UsageError,
   type CommandLine,
   type CommandSpec,
-} from './command-line.ts';
-import { readObjects, UsageError } from './manifest-files.ts';
+} from '../command-line.ts';
+import { readObjects } from './manifest-files.ts';
 import {
   loadInstance,
   loadTemplate,

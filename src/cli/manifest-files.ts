@@ -3,9 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../api/object-meta.ts';
-
-/** A failure the user fixes by changing the command line or a file: exit code 2. */
-export class UsageError extends Error {}
+import { UsageError } from '../command-line.ts';
 
 export interface LoadedDocument {
   file: string;

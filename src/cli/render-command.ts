@@ -19,9 +19,10 @@ import {
   stringFlag,
   stringFlags,
   usageLine,
+  UsageError,
   type CommandSpec,
-} from './command-line.ts';
-import { readObjects, readSingle, UsageError } from './manifest-files.ts';
+} from '../command-line.ts';
+import { readObjects, readSingle } from './manifest-files.ts';
 import {
   chooseOfflineTemplate,
   readRevisions,

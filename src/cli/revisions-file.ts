@@ -13,7 +13,8 @@ import {
   templateOfRevision,
 } from '../engine/revisions.ts';
 import { validateAgainstCrd } from '../engine/schema-validation.ts';
-import { kindOf, readDocuments, UsageError } from './manifest-files.ts';
+import { UsageError } from '../command-line.ts';
+import { kindOf, readDocuments } from './manifest-files.ts';
 
 export interface RevisionsFile {
   file: string;

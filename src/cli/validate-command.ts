@@ -7,9 +7,9 @@ import { templateRefOf } from '../engine/template-ref.ts';
 import { formatProblem, type Problem } from '../engine/problem.ts';
 import { validateAgainstCrd } from '../engine/schema-validation.ts';
 import { evaluateTemplate } from '../engine/template-evaluation.ts';
-import { kindOf, readDocuments, UsageError, type LoadedDocument } from './manifest-files.ts';
+import { parseCommandLine, usageLine, UsageError, type CommandSpec } from '../command-line.ts';
+import { kindOf, readDocuments, type LoadedDocument } from './manifest-files.ts';
 import type { CommandResult } from './render-command.ts';
-import { parseCommandLine, usageLine, type CommandSpec } from './command-line.ts';
 
 export const VALIDATE_COMMAND: CommandSpec = {
   name: 'validate',

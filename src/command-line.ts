@@ -1,8 +1,12 @@
 // The command line of every `stencil` subcommand, on node:util parseArgs: one declaration per
 // command (its flags, each with a value placeholder and a one-line description) yields the
 // parser, the usage line, the `--help` text and the one-line error for a flag it does not know.
+// A shared leaf beside config.ts (which parses `stencil run`) and cli/ (the offline commands):
+// neither imports the other for it.
 import { parseArgs } from 'node:util';
-import { UsageError } from './manifest-files.ts';
+
+/** A failure the user fixes by changing the command line or a file: exit code 2. */
+export class UsageError extends Error {}
 
 export interface Flag {
   type: 'string' | 'boolean';
