@@ -1,22 +1,23 @@
-// Typed keys of the shared dependency watches: what a dependent depends on (a valueFrom source
-// read by GET or LIST, or the objects an instance rendered) and which watch serves it. Routing
-// compares these fields; it never parses selector strings or joined names.
+// Typed keys of the shared dependency watches: what a dependent depends on (an object read by
+// GET or LIST, or the objects it owns) and which watch serves it. Routing compares these fields;
+// it never parses selector strings or joined names. Ownership is a label whose value is the
+// owner's uid; which label is the caller's choice (the operator passes its own), so the
+// framework names none.
 import type { KubeObject } from '../api/object-meta.ts';
-import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
 
 /**
  * `source`: one object by name (GET mode) or every object of the kind in the namespace (LIST
  * mode, `name` absent; `namespace` absent = all namespaces or a cluster-scoped kind).
- * `drift`: the objects of a kind that carry the instance-uid label of one instance.
+ * `drift`: the objects of a kind whose owner label holds `ownerUid`.
  */
 export type DependencyKey =
   | { type: 'source'; apiVersion: string; kind: string; namespace?: string; name?: string }
-  | { type: 'drift'; apiVersion: string; kind: string; instanceUid: string };
+  | { type: 'drift'; apiVersion: string; kind: string; ownerUid: string };
 
 /**
  * The watch serving dependencies: source watches per (kind, namespace), so GETs of many objects
  * of one namespace share one watch; drift watches per kind, cluster-wide, limited to objects
- * carrying the instance-uid label, so every instance of a kind shares one.
+ * carrying the owner label, so every owner of a kind shares one.
  */
 export interface WatchKey {
   type: DependencyKey['type'];
@@ -47,31 +48,34 @@ export function watchKeyId(key: WatchKey): string {
   return JSON.stringify([key.type, key.apiVersion, key.kind, key.namespace ?? null]);
 }
 
-/** The label selector a watch lists and watches with. */
-export function labelSelectorOf(key: WatchKey): string | undefined {
-  return key.type === 'drift' ? LABEL_INSTANCE_UID : undefined;
+/** The label selector a watch lists and watches with; `ownerLabel` as in {@link concerns}. */
+export function labelSelectorOf(key: WatchKey, ownerLabel: string): string | undefined {
+  return key.type === 'drift' ? ownerLabel : undefined;
 }
 
 /**
- * The routing value a dependency is filed under within its watch: the instance uid (drift), the
+ * The routing value a dependency is filed under within its watch: the owner's uid (drift), the
  * object's name (GET) or `*` (LIST: any object). `routesOf` gives the values an object reaches.
  */
 export function routeOf(key: DependencyKey): string {
-  if (key.type === 'drift') return `uid:${key.instanceUid}`;
+  if (key.type === 'drift') return `uid:${key.ownerUid}`;
   return key.name === undefined ? '*' : `name:${key.name}`;
 }
 
 /** The routing values of the dependencies an object seen by a watch of `type` concerns. */
-export function routesOf(type: WatchKey['type'], object: KubeObject): string[] {
+export function routesOf(type: WatchKey['type'], object: KubeObject, ownerLabel: string): string[] {
   if (type === 'drift') {
-    const uid = object.metadata.labels?.[LABEL_INSTANCE_UID];
+    const uid = object.metadata.labels?.[ownerLabel];
     return uid === undefined ? [] : [`uid:${uid}`];
   }
   return ['*', `name:${object.metadata.name ?? ''}`];
 }
 
-/** Whether `object`, seen by the watch serving `key`, concerns the dependent holding `key`. */
-export function concerns(key: DependencyKey, object: KubeObject): boolean {
-  if (key.type === 'drift') return object.metadata.labels?.[LABEL_INSTANCE_UID] === key.instanceUid;
+/**
+ * Whether `object`, seen by the watch serving `key`, concerns the dependent holding `key`; a
+ * drift dependency concerns the objects whose `ownerLabel` holds its owner's uid.
+ */
+export function concerns(key: DependencyKey, object: KubeObject, ownerLabel: string): boolean {
+  if (key.type === 'drift') return object.metadata.labels?.[ownerLabel] === key.ownerUid;
   return key.name === undefined || key.name === object.metadata.name;
 }

@@ -83,7 +83,7 @@ describe('the informer', () => {
       metadata: {
         ...cm(name, resourceVersion).metadata,
         labels: { app: name },
-        managedFields: [{ manager: 'stencil', fieldsV1: { 'f:data': {} } }],
+        managedFields: [{ manager: 'some-controller', fieldsV1: { 'f:data': {} } }],
       } as KubeObject['metadata'],
     });
     const source = new FakeSource();

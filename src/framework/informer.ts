@@ -1,7 +1,7 @@
 // A resilient list+watch cache of one resource collection. It relists on 410 Gone, re-watches
 // from the last resourceVersion after a normal close (no replay storm), backs off on errors,
 // restarts a watch that went silent, and never lets a handler's exception escape. Secondary
-// indexes (e.g. instances by the Template they name) are kept current with the cache.
+// indexes (e.g. Pods by the node they run on) are kept current with the cache.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { Backoff } from './backoff.ts';
 
@@ -56,7 +56,7 @@ interface Index<T> {
 }
 
 export interface InformerOptions {
-  /** Collection path, e.g. `/apis/stencil.dev/v1alpha1/templateinstances`. */
+  /** Collection path, e.g. `/apis/apps/v1/namespaces/default/deployments`. */
   path: string;
   labelSelector?: string;
   /** Cache PartialObjectMetadata only (enough to notice changes; never holds Secret data). */

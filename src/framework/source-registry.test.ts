@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/object-meta.ts';
-import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import type { WatchKey } from './dependency-key.ts';
 import {
   Informer,
@@ -10,6 +9,9 @@ import {
 } from './informer.ts';
 import { SourceRegistry, type ChangeNotice } from './source-registry.ts';
 
+/** The registry is told which label names an object's owner: any label will do. */
+const OWNER_LABEL = 'example.com/owner-uid';
+
 const secret = (name: string, resourceVersion: string, uid?: string): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Secret',
@@ -17,7 +19,7 @@ const secret = (name: string, resourceVersion: string, uid?: string): KubeObject
     name,
     namespace: 'ns',
     resourceVersion,
-    ...(uid ? { labels: { [LABEL_INSTANCE_UID]: uid } } : {}),
+    ...(uid ? { labels: { [OWNER_LABEL]: uid } } : {}),
   },
 });
 
@@ -44,12 +46,15 @@ function registryOver(source: FakeSource): {
   registry: SourceRegistry;
   notices: ChangeNotice[];
   started: WatchKey[];
+  selectors: (string | undefined)[];
 } {
   const notices: ChangeNotice[] = [];
   const started: WatchKey[] = [];
+  const selectors: (string | undefined)[] = [];
   const registry = new SourceRegistry(
-    (key, onEvent) => {
+    (key, onEvent, labelSelector) => {
       started.push(key);
+      selectors.push(labelSelector);
       const informer = new Informer(source, { path: `/${key.type}/${key.kind}` });
       informer.addHandlers({
         add: (o, origin) => onEvent('ADDED', o, origin),
@@ -60,8 +65,9 @@ function registryOver(source: FakeSource): {
       return Promise.resolve(informer);
     },
     (notice) => notices.push(notice),
+    OWNER_LABEL,
   );
-  return { registry, notices, started };
+  return { registry, notices, started, selectors };
 }
 
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
@@ -119,16 +125,17 @@ describe('the source registry', () => {
     expect(summary(notices)).toEqual(['ns/c source MODIFIED db (catch-up)']);
   });
 
-  it('routes by typed key: GET by name, LIST any object, drift by the instance uid label', async () => {
+  it('routes by typed key: GET by name, LIST any object, drift by the owner label it is given', async () => {
     const source = new FakeSource();
-    const { registry, notices, started } = registryOver(source);
+    const { registry, notices, started, selectors } = registryOver(source);
     const list = { type: 'source', apiVersion: 'v1', kind: 'Secret', namespace: 'ns' } as const;
-    const drift = { type: 'drift', apiVersion: 'v1', kind: 'Secret', instanceUid: 'u1' } as const;
+    const drift = { type: 'drift', apiVersion: 'v1', kind: 'Secret', ownerUid: 'u1' } as const;
     await registry.set('ns/get', [{ key: get('db') }]);
     await registry.set('ns/list', [{ key: list }]);
     await registry.set('ns/drift', [{ key: drift }]);
     await settle();
     expect(started.map((k) => k.type)).toEqual(['source', 'drift']);
+    expect(selectors).toEqual([undefined, OWNER_LABEL]);
     const [sources, drifts] = source.streams;
     sources!('ADDED', secret('other', '2'));
     sources!('ADDED', secret('db', '3'));

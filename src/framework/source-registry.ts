@@ -1,10 +1,12 @@
-// One shared registry of watches on the objects instances depend on (their valueFrom sources,
-// and under revert/strict the resources they rendered), routed by typed DependencyKeys. Watches
-// are keyed by WatchKey, so their number is bounded by distinct keys, not by dependents; they
-// are reference counted and stopped when their last dependent lets go. Informers cache metadata.
+// One shared registry of watches on the objects dependents depend on (objects they read, and the
+// objects they own, found by an owner label the caller names), routed by typed DependencyKeys.
+// Watches are keyed by WatchKey, so their number is bounded by distinct keys, not by dependents;
+// they are reference counted and stopped when their last dependent lets go. Informers cache
+// metadata.
 import type { KubeObject } from '../api/object-meta.ts';
 import {
   concerns,
+  labelSelectorOf,
   routeOf,
   routesOf,
   watchKeyId,
@@ -27,10 +29,14 @@ export interface ChangeNotice {
   origin: Exclude<EventOrigin, 'initial-list'> | 'catch-up';
 }
 
-/** Starts an informer for a key; `undefined` when the kind is not served (retried on next set). */
+/**
+ * Starts an informer for a key, listing and watching with `labelSelector` (the owner label for a
+ * drift watch); `undefined` when the kind is not served (retried on next set).
+ */
 export type WatchStarter = (
   key: WatchKey,
   onEvent: (type: ChangeType, object: KubeObject, origin: EventOrigin) => void,
+  labelSelector: string | undefined,
 ) => Promise<Informer | undefined>;
 
 interface Entry {
@@ -38,7 +44,7 @@ interface Entry {
   informer?: Informer;
   starting?: Promise<void>;
   dependents: Map<string, Dependency[]>;
-  /** Dependents by routing value (instance uid, object name, `*`): an event reaches only these. */
+  /** Dependents by routing value (owner uid, object name, `*`): an event reaches only these. */
   routes: Map<string, Set<string>>;
 }
 
@@ -46,9 +52,14 @@ export class SourceRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly byDependent = new Map<string, Set<string>>();
 
+  /**
+   * `ownerLabel`: the label whose value is the uid of an object's owner; drift dependencies match
+   * it, and drift watches select on it.
+   */
   constructor(
     private readonly start: WatchStarter,
     private readonly notify: (notice: ChangeNotice) => void,
+    private readonly ownerLabel: string,
   ) {}
 
   /** Number of running watch connections. */
@@ -129,8 +140,10 @@ export class SourceRegistry {
   private ensureStarted(id: string): Promise<void> {
     const entry = this.entries.get(id);
     if (!entry || entry.informer) return Promise.resolve();
-    entry.starting ??= this.start(entry.key, (type, object, origin) =>
-      this.route(id, type, object, origin),
+    entry.starting ??= this.start(
+      entry.key,
+      (type, object, origin) => this.route(id, type, object, origin),
+      labelSelectorOf(entry.key, this.ownerLabel),
     )
       .then((informer) => {
         if (this.entries.get(id) !== entry) {
@@ -158,10 +171,14 @@ export class SourceRegistry {
     const entry = this.entries.get(id);
     if (!entry) return;
     const reached = new Set(
-      routesOf(entry.key.type, object).flatMap((r) => [...(entry.routes.get(r) ?? [])]),
+      routesOf(entry.key.type, object, this.ownerLabel).flatMap((r) => [
+        ...(entry.routes.get(r) ?? []),
+      ]),
     );
     for (const dependent of reached) {
-      const dependency = entry.dependents.get(dependent)?.find((d) => concerns(d.key, object));
+      const dependency = entry.dependents
+        .get(dependent)
+        ?.find((d) => concerns(d.key, object, this.ownerLabel));
       if (dependency) this.notify({ dependent, dependency: dependency.key, object, type, origin });
     }
   }
@@ -173,7 +190,7 @@ export class SourceRegistry {
       if (!dependency.observed) continue;
       const unseen = new Map(Object.entries(dependency.observed));
       for (const object of cached) {
-        if (!concerns(dependency.key, object)) continue;
+        if (!concerns(dependency.key, object, this.ownerLabel)) continue;
         const key = objectKey(object);
         const read = unseen.get(key);
         unseen.delete(key);

@@ -38,7 +38,7 @@ const asMetadata = (o: KubeObject): KubeObject => ({
   kind: 'PartialObjectMetadata',
 });
 
-const drift = { type: 'drift', apiVersion: 'v1', kind: 'ConfigMap', instanceUid: 'u' } as const;
+const drift = { type: 'drift', apiVersion: 'v1', kind: 'ConfigMap', ownerUid: 'u' } as const;
 
 describe('reconcile triggers', () => {
   it('stay until a pass that handled them completes', () => {

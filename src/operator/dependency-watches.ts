@@ -3,13 +3,9 @@
 // re-enqueues exactly the instances that depend on it, and is remembered as the trigger of
 // their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
 import type { KubeObject } from '../api/object-meta.ts';
+import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import { parseGvkKey, resourceKey } from '../engine/inventory.ts';
-import {
-  labelSelectorOf,
-  type Dependency,
-  type DependencyKey,
-  type WatchKey,
-} from '../framework/dependency-key.ts';
+import type { Dependency, DependencyKey, WatchKey } from '../framework/dependency-key.ts';
 import type { OperatorShell } from '../framework/operator-shell.ts';
 import {
   SourceRegistry,
@@ -48,9 +44,12 @@ export class DependencyWatches implements DependencyTracker {
   private readonly writing = new Map<string, ChangeNotice | undefined>();
 
   constructor(private readonly options: DependencyWatchOptions) {
+    // What an instance rendered carries its uid in this label (stamped by the engine): the
+    // framework's drift watches select and route on it.
     this.registry = new SourceRegistry(
-      (key, onEvent) => this.startWatch(key, onEvent),
+      (key, onEvent, labelSelector) => this.startWatch(key, onEvent, labelSelector),
       (notice) => this.onChange(notice),
+      LABEL_INSTANCE_UID,
     );
   }
 
@@ -61,6 +60,7 @@ export class DependencyWatches implements DependencyTracker {
   private async startWatch(
     key: WatchKey,
     onEvent: Parameters<WatchStarter>[1],
+    labelSelector: string | undefined,
   ): ReturnType<WatchStarter> {
     const shell = this.options.shell();
     const info = await this.options.discovery.resourceFor(key.apiVersion, key.kind);
@@ -74,7 +74,7 @@ export class DependencyWatches implements DependencyTracker {
         version: version ?? '',
         plural: info.plural,
         namespace: info.scope === 'Namespaced' ? key.namespace : undefined,
-        labelSelector: labelSelectorOf(key),
+        labelSelector,
         metadataOnly: true,
       },
       (event, _old, origin) => onEvent(event.type, event.object, origin),
@@ -120,7 +120,7 @@ export class DependencyWatches implements DependencyTracker {
     }));
     const driftDeps: Dependency[] = (drift?.gvks ?? []).flatMap((g) => {
       const gvk = parseGvkKey(g);
-      return gvk ? [{ key: { type: 'drift', ...gvk, instanceUid: drift!.uid } }] : [];
+      return gvk ? [{ key: { type: 'drift', ...gvk, ownerUid: drift!.uid } }] : [];
     });
     await this.registry.set(instanceKey, [...sourceDeps, ...driftDeps]);
   }
