@@ -8,7 +8,7 @@ import { evaluateInstance } from '../src/engine/instance-evaluation.ts';
 import { MemorySource } from '../src/engine/memory-source.ts';
 import { compileTemplate, renderTemplate } from '../src/engine/render.ts';
 import { renderInProcess } from '../src/engine/render-job.ts';
-import { RenderPool } from '../src/framework/render-pool.ts';
+import { RenderPool } from '../src/operator/render-pool.ts';
 
 const configMaps = Array.from(
   { length: 6 },

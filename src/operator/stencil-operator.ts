@@ -21,7 +21,7 @@ import { InstanceSets } from './instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
-import { RenderPool } from '../framework/render-pool.ts';
+import { RenderPool } from './render-pool.ts';
 import { createShard, type Shard, type ShardingOptions } from './sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
 import type { AuthorizeSources } from '../reconcile/requester-authorization.ts';
