@@ -9,7 +9,8 @@ step() { printf '\n== %s\n' "$*"; }
 step "generate"
 # Builds helm on first use (config/deploy/stencil.yaml); not having it is an error here.
 STENCIL_REQUIRE_HELM=1 npm run --silent generate
-generated=(src/api/schemas.generated.ts charts/stencil/crds/ config/deploy/)
+generated=(src/api/schemas.generated.ts src/engine/crd-validators.generated.ts charts/stencil/crds/
+  config/deploy/)
 if [ -n "$(git status --porcelain -- "${generated[@]}")" ]; then
   git --no-pager diff -- "${generated[@]}" | head -50
   echo "generated files are out of date: run 'npm run generate' and commit the result" >&2

@@ -1,11 +1,10 @@
-// Offline twin of the API server's CRD validation: the openAPIV3Schema checked by ajv, the
-// CEL rules evaluated from their own text by a real CEL implementation, list-map key uniqueness,
-// and metadata.name.
+// Offline twin of the API server's CRD validation: the openAPIV3Schema checked by validators ajv
+// compiled at build time, the CEL rules evaluated from their own text by a real CEL
+// implementation, list-map key uniqueness, and metadata.name.
 // Messages follow the API server's wording so that `stencil validate` reads like kubectl.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { CRD_SCHEMAS } from '../api/schemas.generated.ts';
-import { compileCel, isTransitionRule } from './cel.ts';
+import * as generated from './crd-validators.generated.ts';
 import { pruneNulls } from './null-pruning.ts';
 import type { Problem } from './problem.ts';
 
@@ -14,115 +13,26 @@ export type CrdKind = 'Template' | 'TemplateInstance' | 'TemplateRevision' | 'Te
 /** Reason given to schema problems (SPEC §1 `SpecInvalid`). */
 export const SCHEMA_REASON = 'SpecInvalid';
 
-interface CelRule {
-  rule: string;
-  message?: string;
-  /** Evaluated like the API server does: its string result is the message, else `message`. */
-  messageExpression?: string;
+/** A validating function as ajv compiles it: true when valid, else its errors. */
+interface CrdValidator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
 }
 
-function createAjv(): Ajv {
-  // strictRequired is off: Kubernetes schemas name required fields inside oneOf/not branches.
-  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, verbose: true });
-  addFormats.default(ajv, ['date-time']);
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
-  ajv.addVocabulary([
-    'x-kubernetes-preserve-unknown-fields',
-    'x-kubernetes-list-type',
-    'x-kubernetes-map-type',
-    'x-kubernetes-int-or-string',
-    'x-kubernetes-embedded-resource',
-  ]);
-  ajv.addKeyword({
-    keyword: 'x-kubernetes-validations',
-    schemaType: 'array',
-    errors: true,
-    compile(rules: CelRule[]) {
-      // A rule that is not valid CEL fails validator construction, as it fails CRD creation.
-      // Objects are checked as created: transition rules (oldSelf) apply to updates only.
-      const programs = rules
-        .filter(({ rule }) => !isTransitionRule(rule))
-        .map(({ rule, message, messageExpression }) => ({
-          program: compileCel(rule),
-          messageProgram: messageExpression ? compileCel(messageExpression) : undefined,
-          message: message ?? `failed rule: ${rule}`,
-        }));
-      const validate = (data: unknown): boolean => {
-        // As the API server does, a rule that does not evaluate to true (false or an error) fails.
-        const failed = programs.filter(({ program }) => {
-          const result = program(data);
-          return !result.ok || result.value !== true;
-        });
-        validate.errors = failed.map(({ message, messageProgram }) => {
-          const computed = messageProgram?.(data);
-          return {
-            keyword: 'x-kubernetes-validations',
-            message: computed?.ok && typeof computed.value === 'string' ? computed.value : message,
-            params: {},
-          };
-        });
-        return failed.length === 0;
-      };
-      validate.errors = [] as Partial<ErrorObject>[];
-      return validate;
-    },
-  });
-  ajv.addKeyword({
-    keyword: 'x-kubernetes-list-map-keys',
-    schemaType: 'array',
-    errors: true,
-    compile(keys: string[]) {
-      const validate = (data: unknown): boolean => {
-        validate.errors = duplicateKeyErrors(data, keys);
-        return validate.errors.length === 0;
-      };
-      validate.errors = [] as Partial<ErrorObject>[];
-      return validate;
-    },
-  });
-  return ajv;
-}
-
-function duplicateKeyErrors(data: unknown, keys: string[]): Partial<ErrorObject>[] {
-  if (!Array.isArray(data)) return [];
-  const seen = new Set<string>();
-  const errors: Partial<ErrorObject>[] = [];
-  data.forEach((item: unknown, index) => {
-    if (typeof item !== 'object' || item === null) return;
-    const key = Object.fromEntries(keys.map((k) => [k, (item as Record<string, unknown>)[k]]));
-    const id = JSON.stringify(key);
-    if (seen.has(id)) {
-      errors.push({
-        keyword: 'x-kubernetes-list-map-keys',
-        message: `Duplicate value: ${id}`,
-        params: { index },
-      });
-    }
-    seen.add(id);
-  });
-  return errors;
-}
-
-let validators: Map<CrdKind, ValidateFunction> | undefined;
+/**
+ * The validators `npm run generate` compiled from the CRDs (tools/crd-validators.ts): ajv's
+ * standalone code, with the CEL rules and list-map keys checked by engine/crd-keywords.ts.
+ */
+const VALIDATORS: Readonly<Record<CrdKind, CrdValidator>> = {
+  Template: generated.Template_v1alpha1,
+  TemplateInstance: generated.TemplateInstance_v1alpha1,
+  TemplateRevision: generated.TemplateRevision_v1alpha1,
+  TemplateInstanceSet: generated.TemplateInstanceSet_v1alpha1,
+};
 
 function schemaOf(kind: CrdKind): Parameters<typeof pruneNulls>[1] {
   const schemas = CRD_SCHEMAS as Record<string, unknown>;
   return schemas[`${kind}_v1alpha1`] as Parameters<typeof pruneNulls>[1];
-}
-
-function validatorFor(kind: CrdKind): ValidateFunction {
-  if (!validators) {
-    const ajv = createAjv();
-    validators = new Map([
-      ['Template', ajv.compile(CRD_SCHEMAS.Template_v1alpha1)],
-      ['TemplateInstance', ajv.compile(CRD_SCHEMAS.TemplateInstance_v1alpha1)],
-      ['TemplateRevision', ajv.compile(CRD_SCHEMAS.TemplateRevision_v1alpha1)],
-      ['TemplateInstanceSet', ajv.compile(CRD_SCHEMAS.TemplateInstanceSet_v1alpha1)],
-    ]);
-  }
-  const validator = validators.get(kind);
-  if (!validator) throw new Error(`no schema for kind ${kind}`);
-  return validator;
 }
 
 /** `/spec/parameters/0/name` → `spec.parameters[0].name`. */
@@ -224,7 +134,7 @@ export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
   if (typeof object !== 'object' || object === null || Array.isArray(object)) {
     return [{ path: '', reason: SCHEMA_REASON, message: `a ${kind} must be a YAML/JSON mapping` }];
   }
-  const validate = validatorFor(kind);
+  const validate = VALIDATORS[kind];
   // As the API server does before validating: `defaultValue: null` is no defaultValue at all.
   const valid = validate(pruneNulls(object, schemaOf(kind)));
   const problems = valid
