@@ -9,7 +9,7 @@ import { createBundle, type CertificateBundle } from './certificates.ts';
 import type { Template, TemplateRevision, TemplateSpec } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import type { CacheReader } from '../reconcile/reader.ts';
-import { StrictWebhook } from './strict-webhook.ts';
+import { StrictWebhook, type StrictWebhookOptions } from './strict-webhook.ts';
 
 /** A cluster with no objects that records every write. */
 function recordingCluster(writes: string[]): ClusterPort {
@@ -38,6 +38,20 @@ function recordingCluster(writes: string[]): ClusterPort {
     bind: () => port,
   };
   return port;
+}
+
+/** A webhook on a free loopback port, reached by URL, logging nowhere unless told. */
+function loopbackWebhook(
+  options: Partial<StrictWebhookOptions> & Pick<StrictWebhookOptions, 'cluster'>,
+): StrictWebhook {
+  return new StrictWebhook({
+    endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
+    port: 0,
+    host: '127.0.0.1',
+    namespace: 'stencil',
+    log: () => undefined,
+    ...options,
+  });
 }
 
 /** A serving certificate for 127.0.0.1 in a directory, as cert-manager mounts one. */
@@ -99,14 +113,9 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
   it('serves the mounted certificate and leaves the Secret and the configuration alone', async () => {
     const { dir, bundle } = mountedCertificate();
     const writes: string[] = [];
-    const webhook = new StrictWebhook({
+    const webhook = loopbackWebhook({
       cluster: recordingCluster(writes),
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: 'stencil',
       certDir: dir,
-      log: () => undefined,
     });
     await webhook.start('operator');
     try {
@@ -120,13 +129,8 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
 
   it('issues its own certificate and configuration without one', async () => {
     const writes: string[] = [];
-    const webhook = new StrictWebhook({
+    const webhook = loopbackWebhook({
       cluster: recordingCluster(writes),
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: 'stencil',
-      log: () => undefined,
     });
     await webhook.start('operator');
     await webhook.stop();
@@ -141,14 +145,9 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
   it('keeps the requester configuration in requester mode and records the creator', async () => {
     const writes: string[] = [];
     const { dir, bundle } = mountedCertificate();
-    const webhook = new StrictWebhook({
+    const webhook = loopbackWebhook({
       cluster: recordingCluster(writes),
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: 'stencil',
       requester: true,
-      log: () => undefined,
     });
     await webhook.start('operator');
     await webhook.stop();
@@ -157,15 +156,10 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
       'apply ValidatingWebhookConfiguration',
       'apply MutatingWebhookConfiguration',
     ]);
-    const served = new StrictWebhook({
+    const served = loopbackWebhook({
       cluster: recordingCluster([]),
       certDir: dir,
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: 'stencil',
       requester: true,
-      log: () => undefined,
     });
     await served.start('operator');
     try {
@@ -192,13 +186,8 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
 
 describe('the strict webhook and who may bypass it', () => {
   it('refuses to start without knowing the operator username', async () => {
-    const webhook = new StrictWebhook({
+    const webhook = loopbackWebhook({
       cluster: recordingCluster([]),
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: 'stencil',
-      log: () => undefined,
     });
     await expect(webhook.start('')).rejects.toThrow(/did not say who the operator is/);
     await webhook.stop();
@@ -207,13 +196,9 @@ describe('the strict webhook and who may bypass it', () => {
   it('logs each change let through by a break-glass group, with the user and the group', async () => {
     const logged: { message: string; fields?: Record<string, unknown> }[] = [];
     const { dir, bundle } = mountedCertificate();
-    const webhook = new StrictWebhook({
+    const webhook = loopbackWebhook({
       cluster: recordingCluster([]),
       certDir: dir,
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: 'stencil',
       breakGlassGroups: ['sre'],
       log: (_level, message, fields) => logged.push({ message, fields }),
     });
@@ -301,15 +286,10 @@ describe('the strict webhook during a progressive rollout (issue #23 defect 3)',
           id.kind === 'TemplateInstance' ? (instance as unknown as KubeObject) : undefined,
         ),
     };
-    const webhook = new StrictWebhook({
+    const webhook = loopbackWebhook({
       cluster,
       cache,
       certDir: dir,
-      endpoint: { url: 'https://127.0.0.1:0/validate-strict' },
-      port: 0,
-      host: '127.0.0.1',
-      namespace: 'stencil',
-      log: () => undefined,
     });
     await webhook.start('operator');
     try {
