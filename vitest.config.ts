@@ -11,6 +11,7 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts', 'test/golden/**/*.test.ts'],
           environment: 'node',
+          globalSetup: ['test/unit/global-setup.ts'],
           // Property-based tests run hundreds of cases: generous on a busy 2-core CI machine.
           testTimeout: 30_000,
         },

@@ -6,11 +6,12 @@
 // `npm run local -- --replicas N` runs N operators sharing the namespaces (--shards=auto).
 // `npm run local -- --authorize-sources requester` runs requester mode (ADR 0020): the samples
 // are then created once the webhook that records their requester (you, admin) is in place.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect } from '../../src/kube/connection.ts';
+import { buildIfNeeded } from '../build-if-needed.ts';
 import { ensureKubectl } from '../control-plane/binaries.ts';
 import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
 import { installCrds } from '../control-plane/crds.ts';
@@ -24,20 +25,6 @@ import {
 
 const root = join(import.meta.dirname, '..', '..');
 const say = (line: string): void => console.log(`[local] ${line}`);
-
-function newestMtime(dir: string): number {
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
-    .reduce((newest, e) => Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs), 0);
-}
-
-function buildIfNeeded(): void {
-  const cli = join(root, 'dist', 'cli.js');
-  if (existsSync(cli) && statSync(cli).mtimeMs >= newestMtime(join(root, 'src'))) return;
-  say('building (npm run build)...');
-  const result = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error('npm run build failed');
-}
 
 const { values: flags } = parseArgs({
   options: {
@@ -58,7 +45,7 @@ if (!requesterMode && flags['authorize-sources'] !== 'operator') {
   process.exit(2);
 }
 
-buildIfNeeded();
+buildIfNeeded(say);
 const kubectl = await ensureKubectl(say);
 mkdirSync(join(root, '.local'), { recursive: true });
 const kubeconfig = join(root, '.local', 'kubeconfig');
