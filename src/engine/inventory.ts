@@ -13,7 +13,7 @@ import {
   LABEL_SYNC_MODE,
   TEMPLATE_INSTANCE_KIND,
 } from '../api/well-known.ts';
-import { groupOf } from './resource-scope.ts';
+import { groupOf, groupVersionOf } from './resource-scope.ts';
 
 export interface Owner {
   name: string;
@@ -56,10 +56,8 @@ const RANK = new Map(INSTALL_ORDER.map((kind, i) => [kind, i]));
 
 /** `<group>/<version>/<kind>`, the form of `status.trackedGVKs` (core group is empty). */
 export function gvkKey(object: { apiVersion: string; kind: string }): string {
-  const version = object.apiVersion.includes('/')
-    ? object.apiVersion.split('/')[1]
-    : object.apiVersion;
-  return `${groupOf(object.apiVersion)}/${version ?? ''}/${object.kind}`;
+  const { group, version } = groupVersionOf(object.apiVersion);
+  return `${group}/${version}/${object.kind}`;
 }
 
 /** Inverse of gvkKey. */

@@ -40,8 +40,15 @@ const CLUSTER_SCOPED = new Set([
 ]);
 
 export function groupOf(apiVersion: string): string {
+  return groupVersionOf(apiVersion).group;
+}
+
+/** `apps/v1` → apps and v1; `v1` (the core group) → '' and v1. */
+export function groupVersionOf(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /**

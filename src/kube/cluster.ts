@@ -5,6 +5,7 @@
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { FIELD_MANAGER } from '../api/well-known.ts';
 import type { Requester } from '../engine/requester.ts';
+import { groupVersionOf } from '../engine/resource-scope.ts';
 import type { KindScope, ReadAccess } from '../engine/source-port.ts';
 import {
   ClusterError,
@@ -317,9 +318,7 @@ export class KubeCluster implements ClusterPort {
         'NotServed',
         `kind ${access.kind} (${access.apiVersion}) is not served by the API server`,
       );
-    const [group, version] = access.apiVersion.includes('/')
-      ? (access.apiVersion.split('/') as [string, string])
-      : ['', access.apiVersion];
+    const { group, version } = groupVersionOf(access.apiVersion);
     const review = await this.http.request<{
       status?: { allowed?: boolean; denied?: boolean; reason?: string };
     }>({

@@ -5,6 +5,7 @@
 import type { KubeObject } from '../api/object-meta.ts';
 import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import { parseGvkKey, resourceKey } from '../engine/inventory.ts';
+import { groupVersionOf } from '../engine/resource-scope.ts';
 import type { Dependency, DependencyKey, WatchKey } from '../framework/dependency-key.ts';
 import type { OperatorShell } from '../framework/operator-shell.ts';
 import {
@@ -65,13 +66,11 @@ export class DependencyWatches implements DependencyTracker {
     const shell = this.options.shell();
     const info = await this.options.discovery.resourceFor(key.apiVersion, key.kind);
     if (!shell || !info) return undefined;
-    const [group, version] = key.apiVersion.includes('/')
-      ? key.apiVersion.split('/')
-      : ['', key.apiVersion];
+    const { group, version } = groupVersionOf(key.apiVersion);
     return shell.watchDynamic(
       {
-        group: group ?? '',
-        version: version ?? '',
+        group,
+        version,
         plural: info.plural,
         namespace: info.scope === 'Namespaced' ? key.namespace : undefined,
         labelSelector,
