@@ -29,43 +29,54 @@ function clientConfig(endpoint: WebhookEndpoint, caBundle: string, path: string)
   return { url: url.toString(), caBundle: ca };
 }
 
-const COMMON = {
-  admissionReviewVersions: ['v1'],
-  sideEffects: 'None',
-  failurePolicy: 'Fail',
-  matchPolicy: 'Equivalent',
-  timeoutSeconds: 5,
-} as const;
-
-const MANAGED = { 'app.kubernetes.io/managed-by': 'stencil' };
+/** What both webhooks share: their kind of configuration, fail closed, reached at `path`. */
+function configuration(
+  kind: 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration',
+  name: string,
+  target: { endpoint: WebhookEndpoint; caBundle: string; path: string },
+  webhook: Record<string, unknown>,
+): KubeObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind,
+    metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'stencil' } },
+    webhooks: [
+      {
+        ...webhook,
+        admissionReviewVersions: ['v1'],
+        sideEffects: 'None',
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        timeoutSeconds: 5,
+        clientConfig: clientConfig(target.endpoint, target.caBundle, target.path),
+      },
+    ],
+  };
+}
 
 export function webhookConfiguration(
   endpoint: WebhookEndpoint,
   caBundle: string,
   name = WEBHOOK_CONFIGURATION_NAME,
 ): KubeObject {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingWebhookConfiguration',
-    metadata: { name, labels: MANAGED },
-    webhooks: [
-      {
-        name: 'strict.stencil.dev',
-        ...COMMON,
-        objectSelector: { matchLabels: { [LABEL_SYNC_MODE]: 'strict' } },
-        rules: [
-          {
-            operations: ['UPDATE', 'DELETE'],
-            apiGroups: ['*'],
-            apiVersions: ['*'],
-            resources: ['*'],
-            scope: '*',
-          },
-        ],
-        clientConfig: clientConfig(endpoint, caBundle, WEBHOOK_PATH),
-      },
-    ],
-  };
+  return configuration(
+    'ValidatingWebhookConfiguration',
+    name,
+    { endpoint, caBundle, path: WEBHOOK_PATH },
+    {
+      name: 'strict.stencil.dev',
+      objectSelector: { matchLabels: { [LABEL_SYNC_MODE]: 'strict' } },
+      rules: [
+        {
+          operations: ['UPDATE', 'DELETE'],
+          apiGroups: ['*'],
+          apiVersions: ['*'],
+          resources: ['*'],
+          scope: '*',
+        },
+      ],
+    },
+  );
 }
 
 /**
@@ -79,37 +90,32 @@ export function requesterWebhookConfiguration(
   name = REQUESTER_CONFIGURATION_NAME,
   namespaces?: readonly string[],
 ): KubeObject {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingWebhookConfiguration',
-    metadata: { name, labels: MANAGED },
-    webhooks: [
-      {
-        name: 'requester.stencil.dev',
-        ...COMMON,
-        reinvocationPolicy: 'Never',
-        ...(namespaces
-          ? {
-              namespaceSelector: {
-                matchExpressions: [
-                  { key: 'kubernetes.io/metadata.name', operator: 'In', values: [...namespaces] },
-                ],
-              },
-            }
-          : {}),
-        rules: [
-          {
-            operations: ['CREATE', 'UPDATE'],
-            apiGroups: [GROUP],
-            apiVersions: ['*'],
-            resources: [TEMPLATE_INSTANCE_PLURAL, TEMPLATE_INSTANCE_SET_PLURAL],
-            scope: '*',
-          },
-        ],
-        clientConfig: clientConfig(endpoint, caBundle, REQUESTER_PATH),
-      },
-    ],
+  const inNamespaces = namespaces && {
+    namespaceSelector: {
+      matchExpressions: [
+        { key: 'kubernetes.io/metadata.name', operator: 'In', values: [...namespaces] },
+      ],
+    },
   };
+  return configuration(
+    'MutatingWebhookConfiguration',
+    name,
+    { endpoint, caBundle, path: REQUESTER_PATH },
+    {
+      name: 'requester.stencil.dev',
+      reinvocationPolicy: 'Never',
+      ...inNamespaces,
+      rules: [
+        {
+          operations: ['CREATE', 'UPDATE'],
+          apiGroups: [GROUP],
+          apiVersions: ['*'],
+          resources: [TEMPLATE_INSTANCE_PLURAL, TEMPLATE_INSTANCE_SET_PLURAL],
+          scope: '*',
+        },
+      ],
+    },
+  );
 }
 
 /** Hosts the serving certificate must cover for an endpoint. */
