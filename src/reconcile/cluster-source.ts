@@ -2,9 +2,7 @@
 // way SPEC §6 needs them (only a Transient failure blocks pruning after a defaultValue).
 import type { KubeObject } from '../api/object-meta.ts';
 import type {
-  AccessDecision,
   KindScope,
-  ReadAccess,
   ListRef,
   ObjectList,
   ObjectRef,
@@ -46,15 +44,11 @@ export class ClusterSource implements SourcePort {
   /** Every read this resolution performed, for the watch registry. */
   readonly reads: SourceAccess[] = [];
 
-  /** Under --authorize-sources=requester, the requester check of this pass (ADR 0020). */
-  readonly authorize?: (access: ReadAccess) => Promise<AccessDecision>;
-
+  /** `authorize`: under --authorize-sources=requester, the requester check of this pass (ADR 0020). */
   constructor(
     private readonly cluster: ClusterPort,
-    authorizer?: SourceAuthorizer,
-  ) {
-    if (authorizer) this.authorize = authorizer;
-  }
+    readonly authorize?: SourceAuthorizer,
+  ) {}
 
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
     return this.cluster.scopeOf(apiVersion, kind);

@@ -530,7 +530,7 @@ export class InstanceReconciler implements Reconciler {
       this.recordEvent(cluster, Redactor.none, {
         regarding: instance,
         type: 'Warning',
-        reason: 'DeleteFailed',
+        reason: InstanceReason.DeleteFailed,
         message,
       });
       throw new RetryLater(message);
