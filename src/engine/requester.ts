@@ -3,6 +3,7 @@
 // object themselves. Parsing is strict: an annotation that does not parse is no requester, so a
 // hand-made or damaged record denies rather than grants.
 import { ANNOTATION_REQUESTER } from '../api/well-known.ts';
+import { isMap } from './json-map.ts';
 
 /** The user an admission request came from (the parts a SubjectAccessReview takes). */
 export interface Requester {
@@ -42,19 +43,16 @@ function parse(text: string): unknown {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Whether a parsed record has exactly the shapes admission writes. */
 function isRequester(value: unknown): value is Requester {
-  if (!isObject(value)) return false;
+  if (!isMap(value)) return false;
   const { username, uid, groups, extra } = value;
   return (
     typeof username === 'string' &&
     username !== '' &&
     (uid === undefined || typeof uid === 'string') &&
     (groups === undefined || isStringList(groups)) &&
-    (extra === undefined || (isObject(extra) && Object.values(extra).every(isStringList)))
+    (extra === undefined || (isMap(extra) && Object.values(extra).every(isStringList)))
   );
 }
 
