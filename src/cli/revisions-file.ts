@@ -1,17 +1,13 @@
 // The TemplateRevisions of a `--revisions` file (several documents, a List, or the output of
 // `kubectl get templaterevisions -o yaml`), and which Template an instance renders offline from
-// them: the same choice as the operator's templateFor (docs/adr/0012), without a cluster.
+// them: the operator's own choice (chooseContent, docs/adr/0012), without a cluster.
 import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { API_VERSION, TEMPLATE_KIND, TEMPLATE_REVISION_KIND } from '../api/well-known.ts';
 import { templateRefOf } from '../engine/template-ref.ts';
 import { formatProblem, type Problem } from '../engine/problem.ts';
-import {
-  contentHash,
-  revisionContent,
-  templateAtRevision,
-  templateOfRevision,
-} from '../engine/revisions.ts';
+import { templateOfRevision } from '../engine/revisions.ts';
+import { chooseContent, type ContentChoice } from '../engine/content-choice.ts';
 import { validateAgainstCrd } from '../engine/schema-validation.ts';
 import { UsageError } from '../command-line.ts';
 import { kindOf, readDocuments } from './manifest-files.ts';
@@ -148,19 +144,14 @@ export function chooseOfflineTemplate(inputs: OfflineChoiceInputs): OfflineTempl
   if (!revisions) return { template: live };
   const ref = templateRefOf(instance);
   const byNumber = revisionsOf(revisions, ref);
-  const pin = instance.spec.templateRef.revision;
-  const wanted = inputs.revision?.number ?? pin;
+  const requested = inputs.revision?.number;
+  if (live) {
+    // The operator's own choice; offline there is no view of a progressive rollout.
+    const choice = chooseContent({ instance, live, revisions: [...byNumber.values()], requested });
+    return offlineTemplate(choice, inputs);
+  }
+  const wanted = requested ?? instance.spec.templateRef.revision;
   if (wanted === undefined) {
-    if (live) {
-      // As templateFor does: the live content is a revision when one has its hash.
-      const hash = contentHash(revisionContent(live.spec));
-      const same = [...byNumber.values()]
-        .filter((r) => r.spec.hash === hash)
-        .map((r) => r.spec.revision);
-      return same.length > 0
-        ? { template: live, revision: Math.max(...same), chosenBy: 'the live Template' }
-        : { template: live };
-    }
     if (byNumber.size === 0)
       throw new UsageError(
         `--revisions: ${heldRevisions(revisions, ref)}, and no --template was given to render`,
@@ -173,23 +164,37 @@ export function chooseOfflineTemplate(inputs: OfflineChoiceInputs): OfflineTempl
     };
   }
   const found = byNumber.get(wanted);
-  if (!found) {
-    if (inputs.revision)
-      throw new UsageError(
-        `${inputs.revision.flag} ${wanted}: no such revision; ${heldRevisions(revisions, ref)}`,
-      );
-    // A pin to a revision that is not there fails the instance, as in the cluster.
-    return {
-      template: live,
-      missingRevision: wanted,
-      missingMessage: `spec.templateRef.revision: revision ${wanted} of Template ${ref.namespace}/${ref.name} is not in --revisions; ${heldRevisions(revisions, ref)}`,
-    };
-  }
+  if (!found) return offlineTemplate({ template: live, missingRevision: wanted }, inputs);
   return {
-    template: live ? templateAtRevision(live, found) : templateOfRevision(found, ref.namespace),
+    template: templateOfRevision(found, ref.namespace),
     revision: wanted,
     chosenBy: inputs.revision ? inputs.revision.flag : 'pinned by spec.templateRef.revision',
   };
+}
+
+/** The engine's choice as the CLI reports it: how it was made, or why it cannot be. */
+function offlineTemplate(choice: ContentChoice, inputs: OfflineChoiceInputs): OfflineTemplate {
+  const { instance, revisions } = inputs;
+  const ref = templateRefOf(instance);
+  const held = heldRevisions(revisions!, ref);
+  const wanted = choice.missingRevision;
+  if (wanted !== undefined) {
+    if (inputs.revision)
+      throw new UsageError(`${inputs.revision.flag} ${wanted}: no such revision; ${held}`);
+    // A pin to a revision that is not there fails the instance, as in the cluster.
+    return {
+      template: choice.template,
+      missingRevision: wanted,
+      missingMessage: `spec.templateRef.revision: revision ${wanted} of Template ${ref.namespace}/${ref.name} is not in --revisions; ${held}`,
+    };
+  }
+  if (choice.revision === undefined) return { template: choice.template };
+  const chosenBy = inputs.revision
+    ? inputs.revision.flag
+    : instance.spec.templateRef.revision !== undefined
+      ? 'pinned by spec.templateRef.revision'
+      : 'the live Template';
+  return { template: choice.template, revision: choice.revision, chosenBy };
 }
 
 /** A `--revision`-style flag's value: a whole number from 1. */

@@ -68,6 +68,20 @@ export function parseGvkKey(key: string): { apiVersion: string; kind: string } |
   return { apiVersion: group ? `${group}/${version}` : version, kind };
 }
 
+export interface ObjectId {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  /** Its `stencil.dev/wave`, when known: deletes run in reverse wave order. */
+  wave?: number;
+  /**
+   * The uid of the object that was seen, when known: a delete then removes only that object,
+   * never one re-created under the same name since (a Conflict instead).
+   */
+  uid?: string;
+}
+
 /** An object, or a reference to one (`renderedResources` entries, ObjectIds). */
 export interface ObjectLike {
   kind: string;

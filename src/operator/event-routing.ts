@@ -2,11 +2,12 @@
 // metadata change (never its status), a Template's change fanned out to the instances that name
 // it, a namespace's label change to the instances in it. Lookups go through the cache indexes.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
-import type { Template, TemplateRevision } from '../api/template.ts';
+import type { RolloutStatus, Template, TemplateRevision } from '../api/template.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/template-ref.ts';
-import { stagePositions, targetRevision } from '../engine/rollout.ts';
+import { stagePositions } from '../engine/rollout.ts';
+import { revisionTarget, type RolloutView } from '../engine/content-choice.ts';
 import type { Request } from '../framework/reconciler.ts';
 import { rolloutMemberOf } from '../reconcile/template-content.ts';
 import type { CacheHandlers, OperatorCaches } from './caches.ts';
@@ -128,14 +129,18 @@ export class EventRouter {
     const { namespace = '', name = '' } = template.metadata;
     const instances = this.caches.instancesOf(namespace, name);
     const members = instances.map((i) => rolloutMemberOf(i, this.caches));
-    const spec = template.spec.rollout;
-    const positions = stagePositions(members, spec);
+    const positions = stagePositions(members, template.spec.rollout);
     const latest = template.status?.latestRevision;
-    for (const [i, member] of members.entries()) {
-      const position = (): number => positions.get(member.key) ?? -1;
-      const before = targetRevision(member, spec, latest, old.status?.rollout, position);
-      const after = targetRevision(member, spec, latest, template.status?.rollout, position);
-      if (before !== after) this.enqueue.instance(requestOf(instances[i]!));
+    for (const [i, instance] of instances.entries()) {
+      const member = members[i]!;
+      const view = (status: RolloutStatus | undefined): RolloutView => ({
+        member: () => member,
+        position: () => positions.get(member.key) ?? -1,
+        status,
+      });
+      const before = revisionTarget(instance, template, latest, view(old.status?.rollout));
+      const after = revisionTarget(instance, template, latest, view(template.status?.rollout));
+      if (before !== after) this.enqueue.instance(requestOf(instance));
     }
   }
 

@@ -10,34 +10,11 @@ import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
 import { canonicalJson } from '../engine/canonical-json.ts';
 import { healthOf } from '../engine/health.ts';
 import { describeObject, resourceKey, waveOf, type Owner } from '../engine/inventory.ts';
+import type { ApplyReport } from '../engine/pass/observation.ts';
 import { isClusterError, type ClusterPort } from './cluster-port.ts';
 import { idOf, mapLimit } from './resource-sync.ts';
 
-export type ApplyResult =
-  | {
-      ok: true;
-      written: KubeObject[];
-      live: KubeObject[];
-      /** Objects found as rendered, so not written. */
-      unchanged: number;
-    }
-  /** `retry`: whether trying again without an input change can help. */
-  | { ok: false; message: string; retry: boolean; waiting?: false }
-  /**
-   * Waiting on the cluster: a kind this render installs is not served yet, or an earlier wave
-   * is not healthy yet. `live` holds what is known of each object so far (aligned with the
-   * rendered objects; undefined where nothing exists yet).
-   */
-  | {
-      ok: false;
-      message: string;
-      retry: true;
-      waiting: true;
-      written: KubeObject[];
-      live: (KubeObject | undefined)[];
-      /** Objects the pass reached before it stopped and found as rendered (never the rest). */
-      unchanged: number;
-    };
+export type ApplyResult = ApplyReport;
 
 /** Dry runs of one step sent at once (live reads use the same bound). */
 const DRY_RUNS_IN_FLIGHT = 8;

@@ -3,7 +3,10 @@
 // HTTP status in exactly one place (src/kube/errors.ts).
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import type { Requester } from '../engine/requester.ts';
+import type { ObjectId } from '../engine/inventory.ts';
 import type { KindScope, ReadAccess } from '../engine/source-port.ts';
+
+export type { ObjectId };
 
 export type ClusterErrorKind =
   | 'NotFound'
@@ -32,20 +35,6 @@ export class ClusterError extends Error {
 
 export function isClusterError(error: unknown, kind?: ClusterErrorKind): error is ClusterError {
   return error instanceof ClusterError && (kind === undefined || error.kind === kind);
-}
-
-export interface ObjectId {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-  /** Its `stencil.dev/wave`, when known: deletes run in reverse wave order. */
-  wave?: number;
-  /**
-   * The uid of the object that was seen, when known: a delete then removes only that object,
-   * never one re-created under the same name since (a Conflict instead).
-   */
-  uid?: string;
 }
 
 /** Extra conditions of a delete: it fails with a Conflict unless the object is still this one. */

@@ -16,7 +16,6 @@ import {
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
 import { mergeConditions, rfc3339 } from '../engine/conditions.ts';
-import { canonicalJson } from '../engine/canonical-json.ts';
 import {
   planSet,
   releasedInstance,
@@ -24,10 +23,10 @@ import {
   type NamespaceView,
   type SetPlan,
 } from '../engine/instance-set.ts';
-import { mergePatchReplacing } from '../engine/json-map.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { ReconcileLog } from './reader.ts';
+import { writeStatusIfChanged } from './status-writes.ts';
 
 /** What the Set reconciler reads from the operator's caches. */
 export interface InstanceSetCache {
@@ -191,8 +190,7 @@ export class InstanceSetReconciler implements Reconciler {
         generation,
       ),
     };
-    if (canonicalJson(set.status ?? {}) === canonicalJson(status)) return;
-    await pass.cluster.patchStatus(set, mergePatchReplacing(set.status ?? {}, status));
+    await writeStatusIfChanged(pass.cluster, set, status);
   }
 }
 

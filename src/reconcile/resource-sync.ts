@@ -1,8 +1,8 @@
 // What an instance owns and removing what it no longer renders (SPEC §6 steps 5–6): owned-object
-// discovery by label, deletes in reverse install order, and the status entries of rendered
-// objects. Applying is src/reconcile/applier.ts.
+// discovery by label and deletes in reverse install order. Applying is src/reconcile/applier.ts.
 import type { KubeObject } from '../api/object-meta.ts';
 import type { RenderedResourceRef } from '../api/template-instance.ts';
+import type { DeleteReport, OwnedObjects } from '../engine/pass/observation.ts';
 import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import {
   compareInstallOrder,
@@ -11,7 +11,6 @@ import {
   resourceKey,
   waveOf,
 } from '../engine/inventory.ts';
-import type { Health } from '../engine/health.ts';
 import { isClusterError, type ClusterPort, type ObjectId } from './cluster-port.ts';
 
 export function idOf(object: KubeObject): ObjectId {
@@ -41,40 +40,6 @@ export async function mapLimit<T, R>(
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
-}
-
-/**
- * The status entry of a rendered object. `observedGeneration` is what the name says in
- * Kubernetes: the generation the object's own controller reports having observed
- * (`status.observedGeneration`, as of this reconcile), absent for objects that report none.
- */
-export function renderedRef(
-  object: KubeObject,
-  status: '' | 'Failed' = '',
-  health?: Health,
-): RenderedResourceRef {
-  const observed = (object as { status?: { observedGeneration?: unknown } }).status
-    ?.observedGeneration;
-  return {
-    apiVersion: object.apiVersion,
-    kind: object.kind,
-    name: object.metadata.name ?? '',
-    ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-    ...(typeof observed === 'number' ? { observedGeneration: observed } : {}),
-    ...(status ? { status } : {}),
-    ...(health ? { health: health.status } : {}),
-    ...(health?.message ? { healthMessage: health.message.slice(0, 1024) } : {}),
-  };
-}
-
-/** What the instance owns, and the kinds the operator may not list (see findOwned). */
-export interface OwnedObjects {
-  owned: ObjectId[];
-  /**
-   * Kinds whose LIST was Forbidden and of which nothing is recorded as applied: the operator
-   * lacked the right, so it can have created none; each with the API server's message.
-   */
-  unlisted: string[];
 }
 
 /**
@@ -132,21 +97,13 @@ export async function findOwned(
   return { owned: [...owned.values()], unlisted };
 }
 
-export interface DeleteResult {
-  deleted: ObjectId[];
-  /** Deletes that were accepted but wait on finalizers, or that failed: kept and retried. */
-  remaining: { id: ObjectId; message: string }[];
-  /** Every delete was accepted by the API server (pending finalizers included). */
-  allAccepted: boolean;
-}
-
 /** Deletes `objects` in reverse install order: the last wave first, and within it the reverse of SPEC §6. */
 export async function deleteInReverseOrder(
   cluster: ClusterPort,
   objects: ObjectId[],
-): Promise<DeleteResult> {
+): Promise<DeleteReport> {
   const ordered = [...objects].sort((a, b) => -compareInstallOrder(a, b));
-  const result: DeleteResult = { deleted: [], remaining: [], allAccepted: true };
+  const result: DeleteReport = { deleted: [], remaining: [], allAccepted: true };
   for (const id of ordered) {
     try {
       const outcome = await cluster.delete(id);

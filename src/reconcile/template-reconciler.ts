@@ -3,7 +3,6 @@
 import type { Condition } from '../api/condition.ts';
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
 import type { Template, TemplateStatus } from '../api/template.ts';
-import type { KubeObject } from '../api/object-meta.ts';
 import {
   ANNOTATION_ROLLOUT,
   API_VERSION,
@@ -11,13 +10,12 @@ import {
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
 import { draft, mergeConditions, rfc3339 } from '../engine/conditions.ts';
-import { canonicalJson } from '../engine/canonical-json.ts';
 import { evaluateTemplate } from '../engine/template-evaluation.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
+import { ensureFinalizer, removeFinalizer, writeStatusIfChanged } from './status-writes.ts';
 import { syncRevisions } from './template-revisions.ts';
-import { mergePatchReplacing } from '../engine/json-map.ts';
 
 export interface TemplateReconcilerDeps {
   cluster: ClusterPort;
@@ -40,7 +38,8 @@ export class TemplateReconciler implements Reconciler {
     const finalizers = template.metadata.finalizers ?? [];
     if (template.metadata.deletionTimestamp) return this.finalize(cluster, template, finalizers);
     if (!finalizers.includes(FINALIZER_TEMPLATE)) {
-      await cluster.setFinalizers(template, [...finalizers, FINALIZER_TEMPLATE]);
+      // Its update event brings the Template back with the finalizer in place.
+      await ensureFinalizer(cluster, template, FINALIZER_TEMPLATE);
       return {};
     }
     const evaluation = evaluateTemplate(template);
@@ -53,7 +52,7 @@ export class TemplateReconciler implements Reconciler {
       evaluation.phase === 'Valid',
     );
     const resume = template.metadata.annotations?.[ANNOTATION_ROLLOUT] === 'resume';
-    const written = await this.writeStatus(cluster, template, {
+    const written = await writeStatusIfChanged<TemplateStatus>(cluster, template, {
       observedGeneration: template.metadata.generation,
       phase: evaluation.phase,
       conditions: mergeConditions(
@@ -98,24 +97,14 @@ export class TemplateReconciler implements Reconciler {
           template.metadata.generation,
         ),
       ];
-      await this.writeStatus(cluster, template, { ...template.status, conditions });
+      await writeStatusIfChanged<TemplateStatus>(cluster, template, {
+        ...template.status,
+        conditions,
+      });
       // Instance deletions enqueue this Template again; nothing to poll.
       return {};
     }
-    await cluster.setFinalizers(
-      template,
-      finalizers.filter((f) => f !== FINALIZER_TEMPLATE),
-    );
+    await removeFinalizer(cluster, template, FINALIZER_TEMPLATE);
     return {};
-  }
-
-  /** Writes the status when it changed; returns the updated Template when it wrote. */
-  private async writeStatus(
-    cluster: ClusterPort,
-    template: Template,
-    status: TemplateStatus,
-  ): Promise<KubeObject | undefined> {
-    if (canonicalJson(template.status ?? {}) === canonicalJson(status)) return undefined;
-    return cluster.patchStatus(template, mergePatchReplacing(template.status ?? {}, status));
   }
 }

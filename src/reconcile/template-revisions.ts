@@ -26,7 +26,8 @@ import {
 import { planRollout } from '../engine/rollout.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
-import { latestRevision, rolloutMemberOf } from './template-content.ts';
+import { latestRevision } from '../engine/content-choice.ts';
+import { rolloutMemberOf } from './template-content.ts';
 
 type ReleaseStatus = Pick<TemplateStatus, 'latestRevision' | 'revisions' | 'rollout'>;
 

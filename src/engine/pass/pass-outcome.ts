@@ -1,8 +1,8 @@
 // How a pass that could not render ends (issue #23): the one classification of failures. A
 // failure that only an edit of an input can fix waits, terminal, for that edit (or the resync);
 // everything else is retried with backoff, because the cluster may change under it.
-import { InstanceReason } from '../api/condition.ts';
-import type { Problem } from './problem.ts';
+import { InstanceReason } from '../../api/condition.ts';
+import type { Problem } from '../problem.ts';
 
 export type Disposition = 'terminal' | 'retry';
 

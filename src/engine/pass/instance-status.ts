@@ -1,25 +1,23 @@
 // The TemplateInstance status a reconcile leaves behind (SPEC §2), computed from the previous
-// status, the evaluation and the apply outcome; and the equality test that keeps a reconcile
-// which changed nothing from writing anything.
-import { InstanceConditionType, InstanceReason } from '../api/condition.ts';
+// status, the evaluation and the apply outcome.
+import { InstanceConditionType, InstanceReason } from '../../api/condition.ts';
 import type {
   RenderedResourceRef,
   TemplateInstance,
   TemplateInstanceStatus,
-} from '../api/template-instance.ts';
-import type { SyncMode, Template } from '../api/template.ts';
-import { canonicalJson } from './canonical-json.ts';
+} from '../../api/template-instance.ts';
+import type { SyncMode, Template } from '../../api/template.ts';
 import {
   draft,
   mergeConditions,
   readyCondition,
   rfc3339,
   type ConditionDraft,
-} from './conditions.ts';
-import { expiryOf } from './expiry.ts';
-import type { InstanceEvaluation } from './instance-evaluation.ts';
-import { instanceHealth } from './instance-health.ts';
-import { templateRefOf } from './template-ref.ts';
+} from '../conditions.ts';
+import { expiryOf } from '../expiry.ts';
+import type { InstanceEvaluation } from '../instance-evaluation.ts';
+import { instanceHealth } from '../instance-health.ts';
+import { templateRefOf } from '../template-ref.ts';
 
 export interface ApplyOutcome {
   ok: boolean;
@@ -146,13 +144,6 @@ function carriedOver({
   if (freeze !== 'unfreeze' && previous.frozen)
     return { ...carried, frozen: true, frozenAt: previous.frozenAt ?? now };
   return carried;
-}
-
-export function sameStatus(
-  a: TemplateInstanceStatus | undefined,
-  b: TemplateInstanceStatus,
-): boolean {
-  return canonicalJson(a ?? {}) === canonicalJson(b);
 }
 
 /**

@@ -2,11 +2,11 @@
 // 40,000-character value quoted in a failure would otherwise make Rendered and Ready messages
 // the CRD's maxLength (32,768) refuses, and the status write would fail.
 import { describe, expect, it } from 'vitest';
-import { aTemplate, anInstance } from '../../test/support/builders.ts';
-import { MAX_CONDITION_MESSAGE_LENGTH, TRUNCATION_MARKER } from './conditions.ts';
-import { evaluateInstance } from './instance-evaluation.ts';
+import { aTemplate, anInstance } from '../../../test/support/builders.ts';
+import { MAX_CONDITION_MESSAGE_LENGTH, TRUNCATION_MARKER } from '../conditions.ts';
+import { evaluateInstance } from '../instance-evaluation.ts';
 import { nextInstanceStatus } from './instance-status.ts';
-import { MemorySource } from './memory-source.ts';
+import { MemorySource } from '../memory-source.ts';
 
 describe('an instance status', () => {
   it('cuts a 40,000-character failure message in Rendered and Ready, with the marker', async () => {

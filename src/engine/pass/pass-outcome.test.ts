@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InstanceReason } from '../api/condition.ts';
+import { InstanceReason } from '../../api/condition.ts';
 import { dispositionOf, type Disposition } from './pass-outcome.ts';
 
 describe('how a pass that could not render ends (one classification, issue #23)', () => {

@@ -1,0 +1,76 @@
+// What one pass over a TemplateInstance has gathered so far: the input of `decide`. Each step the
+// reconciler acts out adds one field, so a pass is a sequence of observations, each decided
+// afresh; nothing here holds a handle to the cluster.
+import type { KubeObject } from '../../api/object-meta.ts';
+import type { TemplateInstance } from '../../api/template-instance.ts';
+import type { ContentChoice } from '../content-choice.ts';
+import type { InstanceEvaluation } from '../instance-evaluation.ts';
+import type { ObjectId } from '../inventory.ts';
+
+/** What brought the pass from outside the instance, kept until a pass that saw it completes. */
+export interface PassTrigger {
+  kind: 'source' | 'drift';
+  /** e.g. `Secret team-a/db changed`. */
+  description: string;
+}
+
+/** How applying the rendered objects went (src/reconcile/applier.ts). */
+export type ApplyReport =
+  | {
+      ok: true;
+      written: KubeObject[];
+      /** The object each rendered one is now, aligned with the rendered objects. */
+      live: KubeObject[];
+      /** Objects found as rendered, so not written. */
+      unchanged: number;
+    }
+  /** Refused; `retry`: whether trying again without an input change can help. */
+  | { ok: false; message: string; retry: boolean; waiting?: false }
+  /**
+   * Waiting on the cluster: a kind this render installs is not served yet, or an earlier wave
+   * is not healthy yet. `live` holds what is known of each object so far (aligned with the
+   * rendered objects; undefined where nothing exists yet).
+   */
+  | {
+      ok: false;
+      message: string;
+      retry: true;
+      waiting: true;
+      written: KubeObject[];
+      live: (KubeObject | undefined)[];
+      /** Objects the pass reached before it stopped and found as rendered (never the rest). */
+      unchanged: number;
+    };
+
+/** What the instance owns, found by label and by its record (src/reconcile/resource-sync.ts). */
+export interface OwnedObjects {
+  owned: ObjectId[];
+  /**
+   * Kinds whose LIST was Forbidden and of which nothing is recorded as applied: the operator
+   * lacked the right, so it can have created none; each with the API server's message.
+   */
+  unlisted: string[];
+}
+
+export interface DeleteReport {
+  deleted: ObjectId[];
+  /** Deletes that were accepted but wait on finalizers, or that failed: kept and retried. */
+  remaining: { id: ObjectId; message: string }[];
+  /** Every delete was accepted by the API server (pending finalizers included). */
+  allAccepted: boolean;
+}
+
+export interface Observed {
+  /** The instance as the pass read it (its finalizer ensured); undefined when it is gone. */
+  instance: TemplateInstance | undefined;
+  now: Date;
+  trigger?: PassTrigger;
+  /** The instance expired and its delete was sent. */
+  expired?: boolean;
+  content?: ContentChoice;
+  evaluation?: InstanceEvaluation;
+  applied?: ApplyReport;
+  /** Owned objects, listed to prune orphans or, when deleting, to delete everything. */
+  owned?: OwnedObjects;
+  deleted?: DeleteReport;
+}
