@@ -7,7 +7,7 @@ export class StencilMetrics {
   readonly registry = new Registry();
   readonly reconcileTotal = new Counter({
     name: 'stencil_reconcile_total',
-    help: 'Reconciles by controller and result (success, error, terminal).',
+    help: 'Reconciles by controller and result (success, error, terminal, aborted).',
     labelNames: ['controller', 'result'],
     registers: [this.registry],
   });

@@ -1,7 +1,7 @@
 // The DependencyTracker over the shared SourceRegistry: valueFrom sources (GET and LIST) and, for
-// revert/strict instances, their rendered kinds (drift, by the instance-uid label). A change
-// re-enqueues exactly the instances that depend on it, and is remembered as the trigger of
-// their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
+// every instance not frozen, their rendered kinds (drift and health, by the instance-uid label).
+// A change re-enqueues exactly the instances that depend on it, and is remembered as the trigger
+// of their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
 import type { KubeObject } from '../api/object-meta.ts';
 import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import { parseGvkKey, resourceKey } from '../engine/inventory.ts';
