@@ -3,6 +3,7 @@ import type { KubeObject } from '../api/object-meta.ts';
 import { DependencyWatches } from './dependency-watches.ts';
 import type { ChangeNotice } from '../framework/source-registry.ts';
 import type { Discovery } from '../kube/discovery.ts';
+import { AppliedMemo } from '../reconcile/applied-memo.ts';
 
 const object = (name: string): KubeObject => ({
   apiVersion: 'v1',
@@ -10,13 +11,20 @@ const object = (name: string): KubeObject => ({
   metadata: { name, namespace: 'ns', resourceVersion: '2' },
 });
 
-function watches(): { tracker: DependencyWatches; change: (n: Partial<ChangeNotice>) => void } {
+function watches(): {
+  tracker: DependencyWatches;
+  change: (n: Partial<ChangeNotice>) => void;
+  /** What the applier does after a successful write, before it tells the tracker. */
+  recorded: (written: KubeObject) => KubeObject;
+} {
   let clock = 0;
+  const applied = new AppliedMemo();
   const tracker = new DependencyWatches({
     shell: () => undefined,
     discovery: {} as Discovery,
     enqueue: () => undefined,
     now: () => ++clock,
+    applied,
   });
   // The registry's notify callback, as a watch event would reach it.
   const notify = (tracker.registry as unknown as { notify: (n: ChangeNotice) => void }).notify;
@@ -29,7 +37,11 @@ function watches(): { tracker: DependencyWatches; change: (n: Partial<ChangeNoti
       dependency: { type: 'source', apiVersion: 'v1', kind: 'Secret', namespace: 'ns' },
       ...n,
     });
-  return { tracker, change };
+  const recorded = (written: KubeObject): KubeObject => {
+    applied.record(written, AppliedMemo.hash(written), written);
+    return written;
+  };
+  return { tracker, change, recorded };
 }
 
 const asMetadata = (o: KubeObject): KubeObject => ({
@@ -75,31 +87,31 @@ describe('reconcile triggers', () => {
   });
 
   it('do not count our own writes as drift', () => {
-    const { tracker, change } = watches();
+    const { tracker, change, recorded } = watches();
     const written = { ...object('cm'), apiVersion: 'v1', kind: 'ConfigMap' };
-    tracker.beginWrite(written)(written);
+    tracker.beginWrite(written)(recorded(written));
     // Drift watches carry metadata only: the event names PartialObjectMetadata, not the kind.
     change({ dependency: drift, object: asMetadata(written) });
     expect(tracker.peekTrigger('ns/i')).toBeUndefined();
   });
 
   it('hold a drift event that arrives before our apply returns, and drop it when it was ours', () => {
-    const { tracker, change } = watches();
+    const { tracker, change, recorded } = watches();
     const written = { ...object('cm'), apiVersion: 'v1', kind: 'ConfigMap' };
     const done = tracker.beginWrite(written);
     change({ dependency: drift, object: asMetadata(written) });
     expect(tracker.peekTrigger('ns/i')).toBeUndefined();
-    done(written);
+    done(recorded(written));
     expect(tracker.peekTrigger('ns/i')).toBeUndefined();
   });
 
   it('deliver a held drift event that was not our write once the apply returns', () => {
-    const { tracker, change } = watches();
+    const { tracker, change, recorded } = watches();
     const written = { ...object('cm'), apiVersion: 'v1', kind: 'ConfigMap' };
     const done = tracker.beginWrite(written);
     const theirs = { ...written, metadata: { ...written.metadata, resourceVersion: '9' } };
     change({ dependency: drift, object: asMetadata(theirs) });
-    done(written);
+    done(recorded(written));
     expect(tracker.peekTrigger('ns/i')?.kind).toBe('drift');
   });
 

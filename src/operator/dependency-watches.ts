@@ -4,6 +4,7 @@
 // of their next reconcile (for the SourceChanged / DriftReverted Events and the rotation lag).
 import type { KubeObject } from '../api/object-meta.ts';
 import { LABEL_INSTANCE_UID } from '../api/well-known.ts';
+import type { AppliedMemo } from '../reconcile/applied-memo.ts';
 import { parseGvkKey, resourceKey } from '../engine/inventory.ts';
 import { groupVersionOf } from '../engine/resource-scope.ts';
 import type { Dependency, DependencyKey, WatchKey } from '../framework/dependency-key.ts';
@@ -22,6 +23,11 @@ export interface DependencyWatchOptions {
   enqueue: (instanceKey: string) => void;
   onRotationLag?: (ms: number) => void;
   now?: () => number;
+  /**
+   * The record of what our applies produced (the instance reconciler's AppliedMemo): a watch
+   * event at a resourceVersion it holds is our own write, not drift.
+   */
+  applied?: Pick<AppliedMemo, 'producedBy'>;
 }
 
 /**
@@ -35,8 +41,6 @@ type PendingTriggers = Partial<Record<Trigger['kind'], Trigger>>;
 export class DependencyWatches implements DependencyTracker {
   readonly registry: SourceRegistry;
   private readonly triggers = new Map<string, PendingTriggers>();
-  /** resourceVersions our own applies produced: their watch events are not drift. */
-  private readonly ownWrites = new Map<string, string>();
   /**
    * Objects with one of our applies in flight, and the last drift event seen for each meanwhile:
    * the watch may deliver the event of our write before the apply's response arrives, so such an
@@ -147,14 +151,10 @@ export class DependencyWatches implements DependencyTracker {
   beginWrite(object: KubeObject): (result: KubeObject | undefined) => void {
     const key = resourceKey(object);
     this.writing.set(key, undefined);
-    return (result) => {
+    return () => {
       const held = this.writing.get(key);
       this.writing.delete(key);
-      const resourceVersion = result?.metadata.resourceVersion;
-      if (resourceVersion) {
-        if (this.ownWrites.size >= 100_000) this.ownWrites.clear();
-        this.ownWrites.set(key, resourceVersion);
-      }
+      // The applier recorded `result` before calling this: a held event of it is ours.
       if (held) this.onChange(held);
     };
   }
@@ -164,10 +164,7 @@ export class DependencyWatches implements DependencyTracker {
   }
 
   private isOwnWrite(key: string, object: KubeObject): boolean {
-    const ours = this.ownWrites.get(key);
-    if (ours === undefined || ours !== object.metadata.resourceVersion) return false;
-    this.ownWrites.delete(key);
-    return true;
+    return this.options.applied?.producedBy(key, object.metadata.resourceVersion) ?? false;
   }
 }
 

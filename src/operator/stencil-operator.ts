@@ -9,6 +9,7 @@ import type { QueueObserver } from '../framework/work-queue.ts';
 import type { KubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
+import { AppliedMemo } from '../reconcile/applied-memo.ts';
 import { InstanceReconciler } from '../reconcile/instance-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
 import { EventSender } from '../reconcile/event-sender.ts';
@@ -92,7 +93,11 @@ export class StencilOperator {
 
   constructor(private readonly options: OperatorOptions) {
     this.shard = options.sharding && createShard(options.sharding, options.connection, options.log);
+    // One record of what our applies produced: the applier skips what is settled, and the drift
+    // watches know the events of our own writes.
+    const applied = new AppliedMemo();
     this.dependencies = new DependencyWatches({
+      applied,
       shell: () => this.shell,
       discovery: options.connection.cluster.discovery,
       enqueue: (key) => this.instances.enqueue(parseRequestKey(key)),
@@ -119,6 +124,7 @@ export class StencilOperator {
         cluster,
         cache,
         tracker: this.dependencies,
+        applied,
         metrics: reconcileMetrics(options.metrics),
         events: this.events,
         renderer: this.renders.render,

@@ -2,15 +2,14 @@
 // refuses to take over objects it does not own, then runs each step — wait for the kinds it
 // needs, dry-run its checks (the gate: one rejection and the step writes nothing), write what
 // differs from the live object. SPEC §6 steps 3–4.
-import { createHash } from 'node:crypto';
 import type { KubeObject } from '../api/object-meta.ts';
 import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
 import { planApply, type ApplyStep } from '../engine/apply-plan.ts';
 import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
-import { canonicalJson } from '../engine/canonical-json.ts';
 import { healthOf } from '../engine/health.ts';
-import { describeObject, resourceKey, waveOf, type Owner } from '../engine/inventory.ts';
+import { describeObject, waveOf, type Owner } from '../engine/inventory.ts';
 import type { ApplyReport } from '../engine/pass/observation.ts';
+import { AppliedMemo } from './applied-memo.ts';
 import { isClusterError, type ClusterPort } from './cluster-port.ts';
 import { idOf, mapLimit } from './resource-sync.ts';
 
@@ -18,37 +17,6 @@ export type ApplyResult = ApplyReport;
 
 /** Dry runs of one step sent at once (live reads use the same bound). */
 const DRY_RUNS_IN_FLIGHT = 8;
-
-/**
- * What was last applied, per object: rendering the same object again while the live object is
- * still at the resourceVersion our apply left it needs neither a dry run nor a write. This keeps
- * periodic resyncs of thousands of instances to one GET per object.
- */
-export class AppliedMemo {
-  private readonly entries = new Map<string, { hash: string; resourceVersion: string }>();
-
-  constructor(private readonly limit = 200_000) {}
-
-  static hash(object: KubeObject): string {
-    return createHash('sha256').update(canonicalJson(object)).digest('hex');
-  }
-
-  settled(object: KubeObject, hash: string, live: KubeObject | undefined): boolean {
-    const entry = this.entries.get(resourceKey(object));
-    return (
-      entry !== undefined &&
-      entry.hash === hash &&
-      entry.resourceVersion === live?.metadata.resourceVersion
-    );
-  }
-
-  record(object: KubeObject, hash: string, result: KubeObject | undefined): void {
-    const resourceVersion = result?.metadata.resourceVersion;
-    if (!resourceVersion) return;
-    if (this.entries.size >= this.limit) this.entries.clear();
-    this.entries.set(resourceKey(object), { hash, resourceVersion });
-  }
-}
 
 function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
   const holder = live.metadata.labels?.[LABEL_INSTANCE_UID];
@@ -96,7 +64,8 @@ class PlanRun {
     private readonly cluster: ClusterPort,
     readonly desired: KubeObject[],
     readonly live: (KubeObject | undefined)[],
-    private readonly request: Pick<ApplyRequest, 'beginWrite' | 'waits'>,
+    private readonly request: Pick<ApplyRequest, 'beginWrite' | 'waits' | 'memo'>,
+    private readonly hashes: string[],
   ) {
     this.dryRuns = new Array<KubeObject | undefined>(desired.length);
     this.result = [...live];
@@ -170,6 +139,9 @@ class PlanRun {
       const written = this.request.beginWrite?.(this.desired[i]!);
       try {
         this.result[i] = await this.cluster.apply(this.desired[i]!);
+        // Recorded before the tracker hears of it: the watch event of this write, held while
+        // the apply was in flight, is recognised as ours by this record.
+        this.request.memo?.record(this.desired[i]!, this.hashes[i]!, this.result[i]);
         written?.(this.result[i]);
         this.written.push(this.result[i]);
       } catch (error) {
@@ -255,7 +227,7 @@ export async function applyResources(
     wave: waveOf(object),
   }));
   const plan = planApply(inputs);
-  const run = new PlanRun(cluster, desired, live, request);
+  const run = new PlanRun(cluster, desired, live, request, hashes);
   // Settled objects are in no step: they count as unchanged once their wave was reached.
   const settledBefore = (wave: number): number =>
     inputs.filter((input) => input.settled && input.wave < wave).length;

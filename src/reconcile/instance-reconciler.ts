@@ -25,7 +25,8 @@ import {
   type Request,
   type Result,
 } from '../framework/reconciler.ts';
-import { AppliedMemo, applyResources } from './applier.ts';
+import { AppliedMemo } from './applied-memo.ts';
+import { applyResources } from './applier.ts';
 import { isClusterError, type ClusterPort, type ObjectId } from './cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
 import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
@@ -54,6 +55,8 @@ export interface InstanceReconcilerDeps {
   renderer?: RenderRunner;
   /** Whose rights a valueFrom read needs besides the operator's (ADR 0020); default operator. */
   authorizeSources?: AuthorizeSources;
+  /** What our applies produced, shared with the drift watches; one of its own when not given. */
+  applied?: AppliedMemo;
   now: () => Date;
   log: ReconcileLog;
 }
@@ -76,11 +79,12 @@ interface Pass {
 }
 
 export class InstanceReconciler implements Reconciler {
-  private readonly memo = new AppliedMemo();
+  private readonly memo: AppliedMemo;
   private readonly events: EventSender;
 
   constructor(private readonly deps: InstanceReconcilerDeps) {
     this.events = deps.events ?? new EventSender();
+    this.memo = deps.applied ?? new AppliedMemo();
   }
 
   /**

@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import { LABEL_INSTANCE_UID } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
-import { AppliedMemo, applyResources } from '../../src/reconcile/applier.ts';
+import { AppliedMemo } from '../../src/reconcile/applied-memo.ts';
+import { applyResources } from '../../src/reconcile/applier.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { userClient } from './support/operator.ts';
 
