@@ -193,6 +193,13 @@ describe('decide: where a pass starts', () => {
     expect(decide(live(frozen, template('revert'))).step).toBe('evaluate');
   });
 
+  it('expires at the very instant its lifetime ends', () => {
+    const inst = instance(undefined, { ttl: '1h' });
+    expect(decide(observed({ instance: inst })).step).toBe('expire');
+    const justBefore = new Date(NOW.getTime() - 1);
+    expect(decide(observed({ instance: inst, now: justBefore })).step).toBe('choose-content');
+  });
+
   it('an expired instance is deleted once, then the pass ends with an Expired Event', () => {
     const inst = instance(undefined, { ttl: '1m' });
     const c = concluded(decide(observed({ instance: inst, expired: true })));
@@ -410,6 +417,10 @@ describe('decide: an apply that stopped', () => {
     expect(c.status?.phase).toBe('Progressing');
     expect(readyOf(c)?.reason).toBe(R.Waiting);
     expect(c.counts).toMatchObject({ applied: 0, unchanged: 1, failed: 0 });
+    // What exists so far, with its health; the previous entry of what is not reached stays.
+    expect(c.status?.renderedResources).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'app', namespace: 'team-a', health: 'Current' },
+    ]);
     expect(c).toMatchObject({ triggerHandled: true, wroteForTrigger: false });
   });
 });
