@@ -1,7 +1,10 @@
 // The operator: its caches (informers through the dot-i shell) → event routing → controllers →
 // reconcilers, plus the dependency watches, leader election, the strict-mode webhook, the gauges
-// and the periodic resync. Each concern lives in its own module of this folder.
-import { Controller } from '../framework/controller.ts';
+// and the periodic resync. Each concern lives in its own module of this folder; every controller
+// is declared the same way (framework/controller.ts): the kind it reconciles, its watches, its
+// reconciler and its queue.
+import { INSTANCE_SET_FIELD_MANAGER } from '../api/well-known.ts';
+import { Controller, requestOf, type ControllerOptions } from '../framework/controller.ts';
 import type { LeaderElector } from '../framework/leader-election.ts';
 import { OperatorShell } from '../framework/operator-shell.ts';
 import { parseRequestKey, requestKey } from '../framework/reconciler.ts';
@@ -10,21 +13,22 @@ import type { KubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
 import { InstanceReconciler } from '../reconcile/instance-reconciler.ts';
+import { InstanceSetReconciler } from '../reconcile/instance-set-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
 import { EventSender } from '../reconcile/event-sender.ts';
+import type { AuthorizeSources } from '../reconcile/requester-authorization.ts';
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './caches.ts';
 import { DependencyWatches } from './dependency-watches.ts';
-import { EventRouter, requestOf } from './event-routing.ts';
-import { InstanceSets } from './instance-sets.ts';
+import { instanceWatches, templateWatches } from './event-routing.ts';
+import { setCache, setWatches } from './instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
 import { RenderPool } from './render-pool.ts';
 import { createShard, type Shard, type ShardingOptions } from './sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
-import type { AuthorizeSources } from '../reconcile/requester-authorization.ts';
 
 export type { LeaderElectionOptions } from './leadership.ts';
 export type { WebhookOptions } from './webhook-lifecycle.ts';
@@ -73,7 +77,7 @@ export class StencilOperator {
   readonly instances: Controller;
   readonly templates: Controller;
   /** TemplateInstanceSets (ADR 0014). */
-  readonly sets: InstanceSets;
+  readonly sets: Controller;
   readonly dependencies: DependencyWatches;
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
@@ -113,8 +117,10 @@ export class StencilOperator {
           error: error instanceof Error ? error.name : 'unknown',
         }),
     });
-    this.instances = new Controller({
+    this.instances = this.controller({
       name: 'templateinstance',
+      kind: cache.kinds.instances,
+      watches: instanceWatches(cache),
       reconciler: new InstanceReconciler({
         cluster,
         cache,
@@ -126,27 +132,40 @@ export class StencilOperator {
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
-      admit: (key) => this.ownsKey(key),
       concurrency: options.concurrency,
-      observer: this.observer('templateinstance'),
     });
-    this.templates = new Controller({
+    this.templates = this.controller({
       name: 'template',
+      kind: cache.kinds.templates,
+      watches: templateWatches(cache),
       reconciler: new TemplateReconciler({ cluster, cache, now }),
-      admit: (key) => this.ownsKey(key),
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
-      observer: this.observer('template'),
     });
-    this.sets = new InstanceSets({
-      namespaces: options.namespaces,
-      log: options.log,
-      cluster,
-      caches: cache,
+    this.sets = this.controller({
+      name: 'templateinstanceset',
+      kind: cache.kinds.sets,
+      watches: setWatches(cache),
+      reconciler: new InstanceSetReconciler({
+        cluster,
+        stamper: cluster.withFieldManager(INSTANCE_SET_FIELD_MANAGER),
+        // A Set stamps only into the namespaces the operator watches.
+        cache: setCache(cache, options.namespaces),
+        now,
+        log: (level, message, fields) => options.log[level](message, fields),
+      }),
       concurrency: 1,
-      observer: this.observer('templateinstanceset'),
-      // A Set is cluster-scoped: its key's namespace is "", owned by one shard.
+    });
+  }
+
+  /**
+   * Every controller takes the keys this replica owns (a Set is cluster-scoped: its key's
+   * namespace is "", owned by one shard), and logs and counts its outcomes.
+   */
+  private controller(declaration: Omit<ControllerOptions, 'admit' | 'observer'>): Controller {
+    return new Controller({
+      ...declaration,
       admit: (key) => this.ownsKey(key),
-      now,
+      observer: this.observer(declaration.name),
     });
   }
 
@@ -169,16 +188,11 @@ export class StencilOperator {
   /** Starts the watches, waits for the caches, then starts reconciling. */
   async start(): Promise<void> {
     const { connection, log } = this.options;
-    const router = new EventRouter(this.caches, {
-      instance: (request) => this.instances.enqueue(request),
-      template: (request) => this.templates.enqueue(request),
-    });
     this.shell = new OperatorShell(
       connection.kubeConfig,
       connection.listWatch,
       (shell) => {
-        this.caches.watch(shell, this.options.namespaces, this.sets.routing(router.handlers()));
-        this.sets.watch(shell);
+        this.caches.watch(shell, this.options.namespaces);
         return Promise.resolve();
       },
       (level, message, fields) => log[level](message, fields),
@@ -227,10 +241,6 @@ export class StencilOperator {
     });
   }
 
-  private get controllers(): Controller[] {
-    return [this.instances, this.templates, this.sets.controller];
-  }
-
   private abortAll(): void {
     for (const controller of this.controllers) void controller.abortNow();
   }
@@ -252,7 +262,7 @@ export class StencilOperator {
 
   /** Stops and drains the keys of namespaces no longer owned, and drops their source watches. */
   private async letGo(): Promise<void> {
-    await Promise.all(this.controllers.map((c) => c.queue.abortWhere((k) => !this.ownsKey(k))));
+    await Promise.all(this.controllers.map((c) => c.abortWhere((k) => !this.ownsKey(k))));
     let released = 0;
     for (const instance of this.caches.instances()) {
       const key = requestKey(requestOf(instance));
@@ -289,6 +299,10 @@ export class StencilOperator {
     this.sharded = true;
   }
 
+  private get controllers(): Controller[] {
+    return [this.instances, this.templates, this.sets];
+  }
+
   isLeader(): boolean {
     return this.leading;
   }
@@ -306,11 +320,9 @@ export class StencilOperator {
     }
   }
 
-  /** Enqueues every known instance and Template (the periodic resync). */
+  /** Enqueues every known instance, Template and Set (the periodic resync). */
   resyncAll(): void {
-    for (const template of this.caches.templates()) this.templates.enqueue(requestOf(template));
-    for (const instance of this.caches.instances()) this.instances.enqueue(requestOf(instance));
-    this.sets.resync();
+    for (const controller of this.controllers) controller.resync();
   }
 
   ready(): boolean {
