@@ -95,8 +95,10 @@ class MemberShard implements Shard {
         options.namespace,
         options.group ?? 'stencil',
       ),
+      // Not a spread of `hooks`: a class's methods live on its prototype, which a spread drops.
       hooks: {
-        ...hooks,
+        narrowed: () => hooks.narrowed(),
+        widened: (gained) => hooks.widened(gained),
         lost: (why) => {
           hooks.lost(why);
           options.onLost();
