@@ -1,13 +1,13 @@
 // The operator: its caches (informers through the dot-i shell) → event routing → controllers →
-// reconcilers, plus the dependency watches, leader election, the strict-mode webhook, the gauges
-// and the periodic resync. Each concern lives in its own module of this folder; every controller
-// is declared the same way (framework/controller.ts): the kind it reconciles, its watches, its
-// reconciler and its queue.
+// reconcilers, plus the dependency watches, leader election, the shard hand-off, the strict-mode
+// webhook, the gauges and the periodic resync. Each concern lives in its own module of this
+// folder; every controller is declared the same way (framework/controller.ts): the kind it
+// reconciles, its watches, its reconciler and its queue.
 import { INSTANCE_SET_FIELD_MANAGER } from '../api/well-known.ts';
-import { Controller, requestOf, type ControllerOptions } from '../framework/controller.ts';
+import { Controller, type ControllerOptions } from '../framework/controller.ts';
 import type { LeaderElector } from '../framework/leader-election.ts';
 import { OperatorShell } from '../framework/operator-shell.ts';
-import { parseRequestKey, requestKey } from '../framework/reconciler.ts';
+import { parseRequestKey } from '../framework/reconciler.ts';
 import type { QueueObserver } from '../framework/work-queue.ts';
 import type { KubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../log.ts';
@@ -27,7 +27,7 @@ import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
 import { RenderPool } from './render-pool.ts';
-import { createShard, type Shard, type ShardingOptions } from './sharding.ts';
+import { createShard, ShardHandoff, type Shard, type ShardingOptions } from './sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
 
 export type { LeaderElectionOptions } from './leadership.ts';
@@ -91,8 +91,6 @@ export class StencilOperator {
   private elector: LeaderElector | undefined;
   private leading = false;
   private readonly shard: Shard | undefined;
-  /** Set once the first namespaces were taken: later ones are handoffs. */
-  private sharded = false;
 
   constructor(private readonly options: OperatorOptions) {
     this.shard = options.sharding && createShard(options.sharding, options.connection, options.log);
@@ -164,7 +162,7 @@ export class StencilOperator {
   private controller(declaration: Omit<ControllerOptions, 'admit' | 'observer'>): Controller {
     return new Controller({
       ...declaration,
-      admit: (key) => this.ownsKey(key),
+      admit: (key) => this.owns(parseRequestKey(key).namespace),
       observer: this.observer(declaration.name),
     });
   }
@@ -172,10 +170,6 @@ export class StencilOperator {
   /** Whether this replica reconciles `namespace` (always, unless sharded). */
   owns(namespace: string): boolean {
     return this.shard?.owns(namespace) ?? true;
-  }
-
-  private ownsKey(key: string): boolean {
-    return this.owns(parseRequestKey(key).namespace);
   }
 
   private observer(controller: string): QueueObserver {
@@ -201,7 +195,7 @@ export class StencilOperator {
     await this.shell.waitForSync();
     if (this.options.leaderElection) this.campaign(this.options.leaderElection);
     else this.lead();
-    if (this.shard) await this.joinShard(this.shard);
+    if (this.shard) await this.shard.start(this.handoff());
     if (this.options.webhook)
       this.webhook = await startStrictWebhook(
         { ...this.options.webhook, namespaces: this.options.namespaces, cache: this.caches },
@@ -236,67 +230,24 @@ export class StencilOperator {
         this.options.metrics?.leader.set(0);
         // Abort in-flight work at once: no drain may outlive the Lease (the write fence refuses
         // any write that still gets through).
-        this.abortAll();
+        for (const controller of this.controllers) void controller.abortNow();
       },
     });
   }
 
-  private abortAll(): void {
-    for (const controller of this.controllers) void controller.abortNow();
-  }
-
-  /**
-   * Takes part in the split: what this replica stops owning is aborted and drained before it
-   * lets go (and its source watches are dropped); what it gains is enqueued at once.
-   */
-  private async joinShard(shard: Shard): Promise<void> {
-    await shard.start({
-      narrowed: () => this.letGo(),
-      widened: (gained) => this.takeOver(gained),
-      lost: (why) => {
-        this.options.log.warn('left the shard group', { why });
-        this.abortAll();
-      },
+  /** What a change of the namespaces this shard owns does to the controllers (sharding.ts). */
+  private handoff(): ShardHandoff {
+    return new ShardHandoff({
+      owns: (namespace) => this.owns(namespace),
+      controllers: this.controllers,
+      instances: this.instances,
+      tracks: (key) => this.dependencies.registry.tracks(key),
+      release: (key) => this.dependencies.release(key),
+      clusterScopeGained: () => void this.webhook?.refresh(),
+      handedOff: (direction, count) =>
+        this.options.metrics?.shardHandoffs.inc({ direction }, count),
+      log: this.options.log,
     });
-  }
-
-  /** Stops and drains the keys of namespaces no longer owned, and drops their source watches. */
-  private async letGo(): Promise<void> {
-    await Promise.all(this.controllers.map((c) => c.abortWhere((k) => !this.ownsKey(k))));
-    let released = 0;
-    for (const instance of this.caches.instances()) {
-      const key = requestKey(requestOf(instance));
-      if (this.owns(instance.metadata.namespace ?? '') || !this.dependencies.registry.tracks(key))
-        continue;
-      this.dependencies.release(key);
-      released++;
-    }
-    if (released === 0) return;
-    this.options.metrics?.shardHandoffs.inc({ direction: 'out' }, released);
-    this.options.log.info('shard handed instances over', { instances: released });
-  }
-
-  /** Enqueues everything in the namespaces just gained. */
-  private takeOver(gained: (namespace: string) => boolean): void {
-    // The cluster-scoped key came here: this replica now runs the Sets and writes the webhook's
-    // configuration.
-    if (gained('')) {
-      this.sets.resync();
-      void this.webhook?.refresh();
-    }
-    for (const template of this.caches.templates())
-      if (gained(template.metadata.namespace ?? '')) this.templates.enqueue(requestOf(template));
-    let taken = 0;
-    for (const instance of this.caches.instances()) {
-      if (!gained(instance.metadata.namespace ?? '')) continue;
-      this.instances.enqueue(requestOf(instance));
-      taken++;
-    }
-    if (taken > 0) this.options.log.info('shard took instances over', { instances: taken });
-    // The first namespaces a replica takes are its start, not a handoff.
-    if (this.sharded && taken > 0)
-      this.options.metrics?.shardHandoffs.inc({ direction: 'in' }, taken);
-    this.sharded = true;
   }
 
   private get controllers(): Controller[] {
