@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectHead } from '../api/object-meta.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
-import type { Template } from '../api/template.ts';
+import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import type { Request } from '../framework/reconciler.ts';
-import type { OperatorCaches } from './caches.ts';
-import { EventRouter, ownFinalizerAdded, specOrMetadataChanged } from './event-routing.ts';
+import {
+  instancesBehindRevision,
+  ownFinalizerAdded,
+  specOrMetadataChanged,
+  templateOfInstance,
+} from './event-routing.ts';
 
 const head = (metadata: ObjectHead['metadata']): ObjectHead => ({
   apiVersion: 'stencil.dev/v1alpha1',
@@ -51,20 +55,10 @@ describe('rollout progress routing', () => {
 
   function templatesEnqueued(rolloutPhase: string): Request[] {
     const template = { status: { rollout: { phase: rolloutPhase } } } as unknown as Template;
-    const caches = { template: () => template } as unknown as OperatorCaches;
-    const templates: Request[] = [];
-    const router = new EventRouter(caches, {
-      instance: () => undefined,
-      template: (r) => templates.push(r),
-    });
-    router
-      .handlers()
-      .instance(
-        { type: 'MODIFIED', object: instance('Failed') } as never,
-        instance('Pending'),
-        undefined as never,
-      );
-    return templates;
+    return templateOfInstance(
+      { template: () => template },
+      { type: 'MODIFIED', object: instance('Failed'), old: instance('Pending'), origin: 'watch' },
+    );
   }
 
   it('a report during a progressing or halted rollout reconciles the Template', () => {
@@ -92,25 +86,16 @@ describe('a new TemplateRevision (issue #23 defect 1)', () => {
       instance('new'),
       instance('already', undefined, 2),
     ];
-    const progressive = { spec: { rollout: { stages: [{ name: 'canary' }] } } } as Template;
-    const caches = {
-      template: () => progressive,
-      instancesOf: () => instances,
-    } as unknown as OperatorCaches;
-    const enqueued: string[] = [];
-    const router = new EventRouter(caches, {
-      instance: (r) => enqueued.push(r.name),
-      template: () => undefined,
-    });
     const revision = {
       apiVersion: 'stencil.dev/v1alpha1',
       kind: 'TemplateRevision',
       metadata: { name: 'app-2', namespace: 'platform' },
       spec: { template: 'app', revision: 2 },
-    };
-    router
-      .handlers()
-      .revision({ type: 'ADDED', object: revision } as never, undefined, undefined as never);
+    } as TemplateRevision;
+    const enqueued = instancesBehindRevision(
+      { instancesOf: () => instances },
+      { type: 'ADDED', object: revision, old: undefined, origin: 'watch' },
+    ).map((r) => r.name);
     expect(enqueued).toEqual(['pinned', 'unpinned', 'new']);
   });
 });

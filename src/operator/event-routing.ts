@@ -1,21 +1,18 @@
-// Which reconciles a watch event of the operator's own caches asks for: an instance's spec or
-// metadata change (never its status), a Template's change fanned out to the instances that name
-// it, a namespace's label change to the instances in it. Lookups go through the cache indexes.
-import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
+// Which reconciles a watch event of the operator's own caches asks for, as the routes of the
+// instance and Template controllers: an instance's spec or metadata change (never its status), a
+// Template's change fanned out to the instances that name it, a namespace's label change to the
+// instances in it. Lookups go through the cache indexes.
+import type { ObjectHead } from '../api/object-meta.ts';
 import type { RolloutStatus, Template, TemplateRevision } from '../api/template.ts';
 import { FINALIZER_INSTANCE } from '../api/well-known.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/template-ref.ts';
 import { stagePositions } from '../engine/rollout.ts';
 import { revisionTarget, type RolloutView } from '../engine/content-choice.ts';
+import { requestOf, watch, type Change, type Watch } from '../framework/controller.ts';
 import type { Request } from '../framework/reconciler.ts';
 import { rolloutMemberOf } from '../reconcile/template-content.ts';
-import type { CacheHandlers, OperatorCaches } from './caches.ts';
-
-export interface Enqueue {
-  instance(request: Request): void;
-  template(request: Request): void;
-}
+import type { OperatorCaches } from './caches.ts';
 
 /** Status-only updates (including our own status writes) do not need another reconcile. */
 export function specOrMetadataChanged(object: ObjectHead, old: ObjectHead | undefined): boolean {
@@ -69,95 +66,120 @@ function rolloutChanged(template: Template, old: Template): boolean {
   return JSON.stringify(template.status?.rollout) !== JSON.stringify(old.status?.rollout);
 }
 
-export function requestOf(object: { metadata: KubeObject['metadata'] }): Request {
-  return { namespace: object.metadata.namespace ?? '', name: object.metadata.name ?? '' };
+/**
+ * The instance controller's watches: its own spec or metadata changes (not those its own pass
+ * made), a Template's change to the instances that name it, a new revision to those that do not
+ * show it yet, a namespace's label change to the instances in it.
+ */
+export function instanceWatches(caches: OperatorCaches): Watch[] {
+  const { kinds } = caches;
+  return [
+    watch(kinds.instances, instanceChanged),
+    watch(kinds.templates, (change) => instancesOfTemplate(caches, change)),
+    watch(kinds.revisions, (change) => instancesBehindRevision(caches, change)),
+    watch(kinds.namespaces, (change) => instancesInNamespace(caches, change)),
+  ];
 }
 
-export class EventRouter {
-  constructor(
-    private readonly caches: OperatorCaches,
-    private readonly enqueue: Enqueue,
-  ) {}
+/**
+ * The Template controller's watches: its own changes, its instances' deletions, pins and rollout
+ * reports, and its new revisions.
+ */
+export function templateWatches(caches: OperatorCaches): Watch[] {
+  const { kinds } = caches;
+  return [
+    watch(kinds.templates, templateChanged),
+    watch(kinds.instances, (change) => templateOfInstance(caches, change)),
+    watch(kinds.revisions, templateOfRevision),
+  ];
+}
 
-  handlers(): CacheHandlers {
-    return {
-      instance: (event, old) => this.onInstance(event.type, event.object, old),
-      template: (event, old) => this.onTemplate(event.type, event.object, old),
-      namespace: (event, old) => this.onNamespace(event.object, old),
-      revision: (event) => this.onRevision(event.type, event.object),
-    };
-  }
+function instanceChanged({ type, object, old }: Change<TemplateInstance>): Request[] {
+  if (type === 'DELETED' || (old && ownFinalizerAdded(object, old))) return [];
+  return specOrMetadataChanged(object, old) ? [requestOf(object)] : [];
+}
 
-  private onInstance(type: string, instance: TemplateInstance, old?: TemplateInstance): void {
-    // A Template held by its finalizer may be free to go once an instance is gone.
-    if (type === 'DELETED') this.enqueue.template(templateRefOf(instance));
-    else if (pinChanged(instance, old)) this.enqueue.template(templateRefOf(instance));
-    else if (old && reportedProgress(instance, old)) this.enqueueRollout(instance);
-    if (type === 'DELETED' || (old && ownFinalizerAdded(instance, old))) return;
-    if (specOrMetadataChanged(instance, old)) this.enqueue.instance(requestOf(instance));
-  }
+export function templateOfInstance(
+  caches: Pick<OperatorCaches, 'template'>,
+  { type, object: instance, old }: Change<TemplateInstance>,
+): Request[] {
+  // A Template held by its finalizer may be free to go once an instance is gone.
+  if (type === 'DELETED' || pinChanged(instance, old)) return [templateRefOf(instance)];
+  if (!old || !reportedProgress(instance, old)) return [];
+  // An instance of a rollout in flight reported: a progressing one may admit more or halt, and a
+  // halted one names the instances failing now (a second canary may fail after the halt).
+  const ref = templateRefOf(instance);
+  const phase = caches.template(ref.namespace, ref.name)?.status?.rollout?.phase;
+  return phase === 'Progressing' || phase === 'Halted' ? [ref] : [];
+}
 
-  /**
-   * An instance of a rollout in flight reported: a progressing one may admit more or halt, and a
-   * halted one names the instances failing now (a second canary may fail after the halt).
-   */
-  private enqueueRollout(instance: TemplateInstance): void {
-    const ref = templateRefOf(instance);
-    const phase = this.caches.template(ref.namespace, ref.name)?.status?.rollout?.phase;
-    if (phase === 'Progressing' || phase === 'Halted') this.enqueue.template(ref);
-  }
+/** A revision's change: its Template records it (and a new one may start a rollout). */
+function templateOfRevision({ object: revision }: Change<TemplateRevision>): Request[] {
+  return [{ namespace: revision.metadata.namespace ?? '', name: revision.spec.template }];
+}
 
-  /**
-   * A new revision: its Template records it (and may start a rollout). Every instance that does
-   * not show it as `status.latestRevision` yet learns its number, the pinned and those a
-   * progressive rollout has not moved included: their pass renders what it rendered before and
-   * only updates the status. (Requeued on the Template's edit, they ran before the revision
-   * existed and kept the old number until the resync.)
-   */
-  private onRevision(type: string, revision: TemplateRevision): void {
-    const namespace = revision.metadata.namespace ?? '';
-    const name = revision.spec.template;
-    this.enqueue.template({ namespace, name });
-    if (type !== 'ADDED') return;
-    for (const instance of this.caches.instancesOf(namespace, name))
-      if ((instance.status?.latestRevision ?? 0) < revision.spec.revision)
-        this.enqueue.instance(requestOf(instance));
-  }
+/**
+ * A new revision: every instance that does not show it as `status.latestRevision` yet learns its
+ * number, the pinned and those a progressive rollout has not moved included: their pass renders
+ * what it rendered before and only updates the status. (Requeued on the Template's edit, they ran
+ * before the revision existed and kept the old number until the resync.)
+ */
+export function instancesBehindRevision(
+  caches: Pick<OperatorCaches, 'instancesOf'>,
+  { type, object: revision }: Change<TemplateRevision>,
+): Request[] {
+  if (type !== 'ADDED') return [];
+  return caches
+    .instancesOf(revision.metadata.namespace ?? '', revision.spec.template)
+    .filter((instance) => (instance.status?.latestRevision ?? 0) < revision.spec.revision)
+    .map(requestOf);
+}
 
-  /** The rollout moved on: exactly the instances whose revision it changed are reconciled. */
-  private enqueueMoved(template: Template, old: Template): void {
-    const { namespace = '', name = '' } = template.metadata;
-    const instances = this.caches.instancesOf(namespace, name);
-    const members = instances.map((i) => rolloutMemberOf(i, this.caches));
-    const positions = stagePositions(members, template.spec.rollout);
-    const latest = template.status?.latestRevision;
-    for (const [i, instance] of instances.entries()) {
-      const member = members[i]!;
-      const view = (status: RolloutStatus | undefined): RolloutView => ({
-        member: () => member,
-        position: () => positions.get(member.key) ?? -1,
-        status,
-      });
-      const before = revisionTarget(instance, template, latest, view(old.status?.rollout));
-      const after = revisionTarget(instance, template, latest, view(template.status?.rollout));
-      if (before !== after) this.enqueue.instance(requestOf(instance));
-    }
+/**
+ * The rollout moved on: exactly the instances whose revision it changed are reconciled, judged
+ * by the same choice their passes make (revisionTarget), under the old and the new state.
+ */
+function movedInstances(caches: OperatorCaches, template: Template, old: Template): Request[] {
+  const { namespace = '', name = '' } = template.metadata;
+  const instances = caches.instancesOf(namespace, name);
+  const members = instances.map((i) => rolloutMemberOf(i, caches));
+  const positions = stagePositions(members, template.spec.rollout);
+  const latest = template.status?.latestRevision;
+  const moved: Request[] = [];
+  for (const [i, instance] of instances.entries()) {
+    const member = members[i]!;
+    const view = (status: RolloutStatus | undefined): RolloutView => ({
+      member: () => member,
+      position: () => positions.get(member.key) ?? -1,
+      status,
+    });
+    const before = revisionTarget(instance, template, latest, view(old.status?.rollout));
+    const after = revisionTarget(instance, template, latest, view(template.status?.rollout));
+    if (before !== after) moved.push(requestOf(instance));
   }
+  return moved;
+}
 
-  private onTemplate(type: string, template: Template, old?: Template): void {
-    if (old && rolloutChanged(template, old)) this.enqueueMoved(template, old);
-    if (type !== 'DELETED' && !specOrMetadataChanged(template, old)) return;
-    this.enqueue.template(requestOf(template));
-    const { namespace = '', name = '' } = template.metadata;
-    for (const instance of this.caches.instancesOf(namespace, name))
-      this.enqueue.instance(requestOf(instance));
-  }
+function templateChanged({ type, object, old }: Change<Template>): Request[] {
+  return type === 'DELETED' || specOrMetadataChanged(object, old) ? [requestOf(object)] : [];
+}
 
-  /** A namespace selector in targetNamespaces may now match, or no longer (SPEC §4). */
-  private onNamespace(namespace: ObjectHead, old?: ObjectHead): void {
-    const labels = JSON.stringify(namespace.metadata.labels ?? {});
-    if (old && JSON.stringify(old.metadata.labels ?? {}) === labels) return;
-    for (const instance of this.caches.instancesIn(namespace.metadata.name ?? ''))
-      this.enqueue.instance(requestOf(instance));
-  }
+function instancesOfTemplate(
+  caches: OperatorCaches,
+  { type, object: template, old }: Change<Template>,
+): Request[] {
+  const moved = old && rolloutChanged(template, old) ? movedInstances(caches, template, old) : [];
+  if (type !== 'DELETED' && !specOrMetadataChanged(template, old)) return moved;
+  const { namespace = '', name = '' } = template.metadata;
+  return [...moved, ...caches.instancesOf(namespace, name).map(requestOf)];
+}
+
+/** A namespace selector in targetNamespaces may now match, or no longer (SPEC §4). */
+function instancesInNamespace(
+  caches: OperatorCaches,
+  { object: namespace, old }: Change<ObjectHead>,
+): Request[] {
+  const labels = JSON.stringify(namespace.metadata.labels ?? {});
+  if (old && JSON.stringify(old.metadata.labels ?? {}) === labels) return [];
+  return caches.instancesIn(namespace.metadata.name ?? '').map(requestOf);
 }

@@ -1,45 +1,16 @@
-// TemplateInstanceSets in the operator (ADR 0014): their informer, their controller, the cache
-// view their reconciler reads, and the routing of the other caches' events to them: a namespace
-// added, removed or relabelled (or its override annotations changed) re-evaluates every Set; a
-// stamped instance's change its Set; a Template's change the Sets that reference it.
+// TemplateInstanceSets in the operator (ADR 0014): the routing of the caches' events to the Set
+// controller, and the cache view its reconciler reads. A namespace added, removed or relabelled
+// (or its override annotations changed) re-evaluates every Set; a stamped instance's change its
+// Set; a Template's change the Sets that reference it.
 import type { ObjectHead } from '../api/object-meta.ts';
-import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import type { TemplateInstanceSet } from '../api/template-instance-set.ts';
-import {
-  GROUP,
-  INSTANCE_SET_FIELD_MANAGER,
-  LABEL_INSTANCE_SET,
-  PARAMETER_OVERRIDE_PREFIX,
-  TEMPLATE_INSTANCE_SET_PLURAL,
-  VERSION,
-} from '../api/well-known.ts';
+import { LABEL_INSTANCE_SET, PARAMETER_OVERRIDE_PREFIX } from '../api/well-known.ts';
 import type { NamespaceView } from '../engine/instance-set.ts';
-import { Controller } from '../framework/controller.ts';
-import type { Informer } from '../framework/informer.ts';
-import type { OperatorShell } from '../framework/operator-shell.ts';
-import type { QueueObserver } from '../framework/work-queue.ts';
-import type { KubeCluster } from '../kube/cluster.ts';
-import type { Logger } from '../log.ts';
-import {
-  InstanceSetReconciler,
-  type InstanceSetCache,
-} from '../reconcile/instance-set-reconciler.ts';
-import type { CacheHandlers, OperatorCaches } from './caches.ts';
+import { watch, type Watch } from '../framework/controller.ts';
+import type { Request } from '../framework/reconciler.ts';
+import type { InstanceSetCache } from '../reconcile/instance-set-reconciler.ts';
+import type { OperatorCaches } from './caches.ts';
 import { specOrMetadataChanged } from './event-routing.ts';
-
-export interface InstanceSetsOptions {
-  cluster: KubeCluster;
-  caches: OperatorCaches;
-  /** The namespaces the operator watches (undefined: all): a Set stamps into these only. */
-  namespaces?: string[];
-  concurrency: number;
-  observer?: QueueObserver;
-  /** Which Set keys this replica may process (a sharded replica: the owner of namespace ""). */
-  admit?: (key: string) => boolean;
-  log: Logger;
-  now: () => Date;
-}
 
 /** Only the override annotations are kept of a namespace: they are all a Set reads. */
 function overrideAnnotations(namespace: ObjectHead): Record<string, string> {
@@ -80,86 +51,57 @@ export function namespaceChanged(namespace: ObjectHead, old: ObjectHead | undefi
   return view(namespace) !== view(old);
 }
 
-export class InstanceSets {
-  readonly controller: Controller;
-  private informer: Informer<TemplateInstanceSet> | undefined;
-  private readonly watched: Set<string> | undefined;
+/**
+ * The Set controller's watches: a Set's own change; an instance's change, to the Set that stamped
+ * it (and the one that did before its label moved); any namespace's change, to every Set; a
+ * Template's change, to the Sets that reference it.
+ */
+export function setWatches(caches: OperatorCaches): Watch[] {
+  const { kinds } = caches;
+  const named = (...names: (string | undefined)[]): Request[] =>
+    names.filter((name): name is string => !!name).map((name) => ({ namespace: '', name }));
+  return [
+    watch(kinds.sets, ({ type, object, old }) =>
+      type === 'DELETED' || specOrMetadataChanged(object, old) ? named(object.metadata.name) : [],
+    ),
+    watch(kinds.instances, ({ type, object, old }) => {
+      const set = object.metadata.labels?.[LABEL_INSTANCE_SET];
+      const before = old?.metadata.labels?.[LABEL_INSTANCE_SET];
+      return named(
+        before && before !== set ? before : undefined,
+        set && (type !== 'MODIFIED' || instanceChanged(object, old)) ? set : undefined,
+      );
+    }),
+    watch(kinds.namespaces, ({ type, object, old }) =>
+      type !== 'MODIFIED' || namespaceChanged(object, old)
+        ? named(...kinds.sets.list().map((set) => set.metadata.name))
+        : [],
+    ),
+    watch(kinds.templates, ({ type, object, old }) => {
+      if (type === 'MODIFIED' && !specOrMetadataChanged(object, old)) return [];
+      const { namespace, name } = object.metadata;
+      const users = kinds.sets.list().filter((set) => {
+        const ref = set.spec.template?.spec?.templateRef;
+        return ref?.namespace === namespace && ref?.name === name;
+      });
+      return named(...users.map((set) => set.metadata.name));
+    }),
+  ];
+}
 
-  constructor(private readonly options: InstanceSetsOptions) {
-    this.watched = options.namespaces && new Set(options.namespaces);
-    const cache: InstanceSetCache = {
-      namespaces: () =>
-        options.caches
-          .namespaces()
-          .filter((n) => !this.watched || this.watched.has(n.metadata.name ?? ''))
-          .map(namespaceView),
-      instancesOfSet: (name) => options.caches.instancesOfSet(name),
-      instance: (namespace, name) => options.caches.instance(namespace, name),
-    };
-    this.controller = new Controller({
-      name: 'templateinstanceset',
-      reconciler: new InstanceSetReconciler({
-        cluster: options.cluster,
-        stamper: options.cluster.withFieldManager(INSTANCE_SET_FIELD_MANAGER),
-        cache,
-        now: options.now,
-        log: (level, message, fields) => options.log[level](message, fields),
-      }),
-      concurrency: options.concurrency,
-      observer: options.observer,
-      admit: options.admit,
-    });
-  }
-
-  /** Starts the (cluster-wide) informer of Sets; part of cache readiness. */
-  watch(shell: OperatorShell): void {
-    this.informer = shell.watch<TemplateInstanceSet>(
-      { group: GROUP, version: VERSION, plural: TEMPLATE_INSTANCE_SET_PLURAL },
-      (event, old) => {
-        if (String(event.type) === 'DELETED' || specOrMetadataChanged(event.object, old))
-          this.enqueue(event.object.metadata.name);
-      },
-    );
-  }
-
-  /** `handlers`, plus what the Sets learn from the same events. */
-  routing(handlers: CacheHandlers): CacheHandlers {
-    return {
-      ...handlers,
-      instance: (event, old, origin) => {
-        handlers.instance(event, old, origin);
-        const set = event.object.metadata.labels?.[LABEL_INSTANCE_SET];
-        const before = old?.metadata.labels?.[LABEL_INSTANCE_SET];
-        if (before && before !== set) this.enqueue(before);
-        if (set && (String(event.type) !== 'MODIFIED' || instanceChanged(event.object, old)))
-          this.enqueue(set);
-      },
-      namespace: (event, old, origin) => {
-        handlers.namespace(event, old, origin);
-        if (String(event.type) !== 'MODIFIED' || namespaceChanged(event.object, old)) this.resync();
-      },
-      template: (event, old, origin) => {
-        handlers.template(event, old, origin);
-        if (String(event.type) === 'MODIFIED' && !specOrMetadataChanged(event.object, old)) return;
-        this.enqueueUsersOf(event.object);
-      },
-    };
-  }
-
-  private enqueueUsersOf(template: Template): void {
-    const { namespace, name } = template.metadata;
-    for (const set of this.informer?.list() ?? []) {
-      const ref = set.spec.template?.spec?.templateRef;
-      if (ref?.namespace === namespace && ref?.name === name) this.enqueue(set.metadata.name);
-    }
-  }
-
-  private enqueue(name: string | undefined): void {
-    if (name) this.controller.enqueue({ namespace: '', name });
-  }
-
-  /** Enqueues every Set (namespace changes, the periodic resync). */
-  resync(): void {
-    for (const set of this.informer?.list() ?? []) this.enqueue(set.metadata.name);
-  }
+/** What the Set reconciler reads of the caches: it sees only namespaces the operator watches. */
+export function setCache(
+  caches: OperatorCaches,
+  namespaces: string[] | undefined,
+): InstanceSetCache {
+  const watched = namespaces && new Set(namespaces);
+  return {
+    namespaces: () =>
+      caches
+        .namespaces()
+        .filter((n) => !watched || watched.has(n.metadata.name ?? ''))
+        .map(namespaceView),
+    instancesOfSet: (name) => caches.instancesOfSet(name),
+    instance: (namespace, name) => caches.instance(namespace, name),
+  };
 }

@@ -1,31 +1,35 @@
 // The operator: its caches (informers through the dot-i shell) → event routing → controllers →
-// reconcilers, plus the dependency watches, leader election, the strict-mode webhook, the gauges
-// and the periodic resync. Each concern lives in its own module of this folder.
-import { Controller } from '../framework/controller.ts';
+// reconcilers, plus the dependency watches, leader election, the shard hand-off, the strict-mode
+// webhook, the gauges and the periodic resync. Each concern lives in its own module of this
+// folder; every controller is declared the same way (framework/controller.ts): the kind it
+// reconciles, its watches, its reconciler and its queue.
+import { INSTANCE_SET_FIELD_MANAGER } from '../api/well-known.ts';
+import { Controller, type ControllerOptions } from '../framework/controller.ts';
 import type { LeaderElector } from '../framework/leader-election.ts';
 import { OperatorShell } from '../framework/operator-shell.ts';
-import { parseRequestKey, requestKey } from '../framework/reconciler.ts';
+import { parseRequestKey } from '../framework/reconciler.ts';
 import type { QueueObserver } from '../framework/work-queue.ts';
 import type { KubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
 import { AppliedMemo } from '../reconcile/applied-memo.ts';
 import { InstanceReconciler } from '../reconcile/instance-reconciler.ts';
+import { InstanceSetReconciler } from '../reconcile/instance-set-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
 import { EventSender } from '../reconcile/event-sender.ts';
+import type { AuthorizeSources } from '../reconcile/requester-authorization.ts';
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './caches.ts';
 import { DependencyWatches } from './dependency-watches.ts';
-import { EventRouter, requestOf } from './event-routing.ts';
-import { InstanceSets } from './instance-sets.ts';
+import { instanceWatches, templateWatches } from './event-routing.ts';
+import { setCache, setWatches } from './instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './leadership.ts';
 import { queueLogging } from './queue-logging.ts';
 import { RenderPool } from './render-pool.ts';
-import { createShard, type Shard, type ShardingOptions } from './sharding.ts';
+import { createShard, ShardHandoff, type Shard, type ShardingOptions } from './sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
-import type { AuthorizeSources } from '../reconcile/requester-authorization.ts';
 
 export type { LeaderElectionOptions } from './leadership.ts';
 export type { WebhookOptions } from './webhook-lifecycle.ts';
@@ -74,7 +78,7 @@ export class StencilOperator {
   readonly instances: Controller;
   readonly templates: Controller;
   /** TemplateInstanceSets (ADR 0014). */
-  readonly sets: InstanceSets;
+  readonly sets: Controller;
   readonly dependencies: DependencyWatches;
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
@@ -88,8 +92,6 @@ export class StencilOperator {
   private elector: LeaderElector | undefined;
   private leading = false;
   private readonly shard: Shard | undefined;
-  /** Set once the first namespaces were taken: later ones are handoffs. */
-  private sharded = false;
 
   constructor(private readonly options: OperatorOptions) {
     this.shard = options.sharding && createShard(options.sharding, options.connection, options.log);
@@ -118,8 +120,10 @@ export class StencilOperator {
           error: error instanceof Error ? error.name : 'unknown',
         }),
     });
-    this.instances = new Controller({
+    this.instances = this.controller({
       name: 'templateinstance',
+      kind: cache.kinds.instances,
+      watches: instanceWatches(cache),
       reconciler: new InstanceReconciler({
         cluster,
         cache,
@@ -132,37 +136,46 @@ export class StencilOperator {
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
-      admit: (key) => this.ownsKey(key),
       concurrency: options.concurrency,
-      observer: this.observer('templateinstance'),
     });
-    this.templates = new Controller({
+    this.templates = this.controller({
       name: 'template',
+      kind: cache.kinds.templates,
+      watches: templateWatches(cache),
       reconciler: new TemplateReconciler({ cluster, cache, now }),
-      admit: (key) => this.ownsKey(key),
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
-      observer: this.observer('template'),
     });
-    this.sets = new InstanceSets({
-      namespaces: options.namespaces,
-      log: options.log,
-      cluster,
-      caches: cache,
+    this.sets = this.controller({
+      name: 'templateinstanceset',
+      kind: cache.kinds.sets,
+      watches: setWatches(cache),
+      reconciler: new InstanceSetReconciler({
+        cluster,
+        stamper: cluster.withFieldManager(INSTANCE_SET_FIELD_MANAGER),
+        // A Set stamps only into the namespaces the operator watches.
+        cache: setCache(cache, options.namespaces),
+        now,
+        log: (level, message, fields) => options.log[level](message, fields),
+      }),
       concurrency: 1,
-      observer: this.observer('templateinstanceset'),
-      // A Set is cluster-scoped: its key's namespace is "", owned by one shard.
-      admit: (key) => this.ownsKey(key),
-      now,
+    });
+  }
+
+  /**
+   * Every controller takes the keys this replica owns (a Set is cluster-scoped: its key's
+   * namespace is "", owned by one shard), and logs and counts its outcomes.
+   */
+  private controller(declaration: Omit<ControllerOptions, 'admit' | 'observer'>): Controller {
+    return new Controller({
+      ...declaration,
+      admit: (key) => this.owns(parseRequestKey(key).namespace),
+      observer: this.observer(declaration.name),
     });
   }
 
   /** Whether this replica reconciles `namespace` (always, unless sharded). */
   owns(namespace: string): boolean {
     return this.shard?.owns(namespace) ?? true;
-  }
-
-  private ownsKey(key: string): boolean {
-    return this.owns(parseRequestKey(key).namespace);
   }
 
   private observer(controller: string): QueueObserver {
@@ -175,16 +188,11 @@ export class StencilOperator {
   /** Starts the watches, waits for the caches, then starts reconciling. */
   async start(): Promise<void> {
     const { connection, log } = this.options;
-    const router = new EventRouter(this.caches, {
-      instance: (request) => this.instances.enqueue(request),
-      template: (request) => this.templates.enqueue(request),
-    });
     this.shell = new OperatorShell(
       connection.kubeConfig,
       connection.listWatch,
       (shell) => {
-        this.caches.watch(shell, this.options.namespaces, this.sets.routing(router.handlers()));
-        this.sets.watch(shell);
+        this.caches.watch(shell, this.options.namespaces);
         return Promise.resolve();
       },
       (level, message, fields) => log[level](message, fields),
@@ -193,7 +201,7 @@ export class StencilOperator {
     await this.shell.waitForSync();
     if (this.options.leaderElection) this.campaign(this.options.leaderElection);
     else this.lead();
-    if (this.shard) await this.joinShard(this.shard);
+    if (this.shard) await this.shard.start(this.handoff());
     if (this.options.webhook)
       this.webhook = await startStrictWebhook(
         { ...this.options.webhook, namespaces: this.options.namespaces, cache: this.caches },
@@ -228,71 +236,28 @@ export class StencilOperator {
         this.options.metrics?.leader.set(0);
         // Abort in-flight work at once: no drain may outlive the Lease (the write fence refuses
         // any write that still gets through).
-        this.abortAll();
+        for (const controller of this.controllers) void controller.abortNow();
       },
+    });
+  }
+
+  /** What a change of the namespaces this shard owns does to the controllers (sharding.ts). */
+  private handoff(): ShardHandoff {
+    return new ShardHandoff({
+      owns: (namespace) => this.owns(namespace),
+      controllers: this.controllers,
+      instances: this.instances,
+      tracks: (key) => this.dependencies.registry.tracks(key),
+      release: (key) => this.dependencies.release(key),
+      clusterScopeGained: () => void this.webhook?.refresh(),
+      handedOff: (direction, count) =>
+        this.options.metrics?.shardHandoffs.inc({ direction }, count),
+      log: this.options.log,
     });
   }
 
   private get controllers(): Controller[] {
-    return [this.instances, this.templates, this.sets.controller];
-  }
-
-  private abortAll(): void {
-    for (const controller of this.controllers) void controller.abortNow();
-  }
-
-  /**
-   * Takes part in the split: what this replica stops owning is aborted and drained before it
-   * lets go (and its source watches are dropped); what it gains is enqueued at once.
-   */
-  private async joinShard(shard: Shard): Promise<void> {
-    await shard.start({
-      narrowed: () => this.letGo(),
-      widened: (gained) => this.takeOver(gained),
-      lost: (why) => {
-        this.options.log.warn('left the shard group', { why });
-        this.abortAll();
-      },
-    });
-  }
-
-  /** Stops and drains the keys of namespaces no longer owned, and drops their source watches. */
-  private async letGo(): Promise<void> {
-    await Promise.all(this.controllers.map((c) => c.queue.abortWhere((k) => !this.ownsKey(k))));
-    let released = 0;
-    for (const instance of this.caches.instances()) {
-      const key = requestKey(requestOf(instance));
-      if (this.owns(instance.metadata.namespace ?? '') || !this.dependencies.registry.tracks(key))
-        continue;
-      this.dependencies.release(key);
-      released++;
-    }
-    if (released === 0) return;
-    this.options.metrics?.shardHandoffs.inc({ direction: 'out' }, released);
-    this.options.log.info('shard handed instances over', { instances: released });
-  }
-
-  /** Enqueues everything in the namespaces just gained. */
-  private takeOver(gained: (namespace: string) => boolean): void {
-    // The cluster-scoped key came here: this replica now runs the Sets and writes the webhook's
-    // configuration.
-    if (gained('')) {
-      this.sets.resync();
-      void this.webhook?.refresh();
-    }
-    for (const template of this.caches.templates())
-      if (gained(template.metadata.namespace ?? '')) this.templates.enqueue(requestOf(template));
-    let taken = 0;
-    for (const instance of this.caches.instances()) {
-      if (!gained(instance.metadata.namespace ?? '')) continue;
-      this.instances.enqueue(requestOf(instance));
-      taken++;
-    }
-    if (taken > 0) this.options.log.info('shard took instances over', { instances: taken });
-    // The first namespaces a replica takes are its start, not a handoff.
-    if (this.sharded && taken > 0)
-      this.options.metrics?.shardHandoffs.inc({ direction: 'in' }, taken);
-    this.sharded = true;
+    return [this.instances, this.templates, this.sets];
   }
 
   isLeader(): boolean {
@@ -312,11 +277,9 @@ export class StencilOperator {
     }
   }
 
-  /** Enqueues every known instance and Template (the periodic resync). */
+  /** Enqueues every known instance, Template and Set (the periodic resync). */
   resyncAll(): void {
-    for (const template of this.caches.templates()) this.templates.enqueue(requestOf(template));
-    for (const instance of this.caches.instances()) this.instances.enqueue(requestOf(instance));
-    this.sets.resync();
+    for (const controller of this.controllers) controller.resync();
   }
 
   ready(): boolean {
