@@ -80,6 +80,8 @@ export interface ObjectId {
    * never one re-created under the same name since (a Conflict instead).
    */
   uid?: string;
+  /** Seen with a deletionTimestamp: already being deleted, waiting on its finalizers. */
+  terminating?: boolean;
 }
 
 /** An object, or a reference to one (`renderedResources` entries, ObjectIds). */

@@ -80,7 +80,11 @@ export async function findOwned(
     }
     // The uid seen makes the delete of an orphan apply to this object only.
     for (const o of objects)
-      owned.set(resourceKey(o), { ...idOf({ ...o, apiVersion, kind }), uid: o.metadata.uid });
+      owned.set(resourceKey(o), {
+        ...idOf({ ...o, apiVersion, kind }),
+        uid: o.metadata.uid,
+        ...(o.metadata.deletionTimestamp ? { terminating: true } : {}),
+      });
   }
   // Recorded entries fill in what the label search missed; a listed object keeps what only the
   // live object tells (its wave).

@@ -274,6 +274,22 @@ describe('decide: deleting an instance', () => {
     if (readyReason) expect(readyOf(c)?.message).toContain('cannot delete configmaps');
   });
 
+  it('does not delete again what is already being deleted: it waits for it', () => {
+    const going = { ...id('old'), terminating: true };
+    const owned = { owned: [id('app'), going], unlisted: [] };
+    expect(decide(observed({ instance: deleting(), owned }))).toEqual({
+      step: 'delete',
+      objects: [id('app')],
+    });
+    const deleted = { deleted: [id('app')], remaining: [], allAccepted: true };
+    const c = concluded(decide(observed({ instance: deleting(), owned, deleted })));
+    expect(c).toMatchObject({ end: { kind: 'requeue' }, removeFinalizer: false });
+    // Only terminating objects left: no delete step at all, still waiting.
+    const onlyGoing = { owned: [going], unlisted: [] };
+    const waiting = concluded(decide(observed({ instance: deleting(), owned: onlyGoing })));
+    expect(waiting).toMatchObject({ end: { kind: 'requeue' }, removeFinalizer: false });
+  });
+
   it('a kind the operator may not list is reported, and does not hold the deletion', () => {
     const owned = { owned: [], unlisted: ['PersistentVolumeClaim (v1): forbidden'] };
     const deleted = { deleted: [], remaining: [], allAccepted: true };
@@ -592,6 +608,13 @@ describe('decide: pruning after a clean apply', () => {
       step: 'delete',
       objects: [id('old')],
     });
+  });
+
+  it('waits for an orphan already being deleted instead of deleting it again', () => {
+    const owned = { owned: [id('app'), { ...id('old'), terminating: true }], unlisted: [] };
+    const c = concluded(pass(appliedBefore('app', 'old'), { owned }));
+    expect(c.end).toMatchObject({ kind: 'requeue', afterMs: WAIT_REQUEUE_MS });
+    expect(c.counts).toMatchObject({ orphansPending: 1, orphansDeleted: 0 });
   });
 
   it.each([

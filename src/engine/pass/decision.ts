@@ -18,9 +18,9 @@ import type { ContentChoice } from '../content-choice.ts';
 import { expiryOf } from '../expiry.ts';
 import { healthOf } from '../health.ts';
 import type { InstanceEvaluation } from '../instance-evaluation.ts';
-import { gvkKey, resourceKey, type ObjectId } from '../inventory.ts';
+import { describeObject, gvkKey, resourceKey, type ObjectId } from '../inventory.ts';
 import { nextInstanceStatus, withReady, type StatusInput } from './instance-status.ts';
-import type { ApplyReport, Observed, OwnedObjects } from './observation.ts';
+import type { ApplyReport, DeleteReport, Observed, OwnedObjects } from './observation.ts';
 import { dispositionOf } from './pass-outcome.ts';
 import { renderedRef } from './rendered-refs.ts';
 
@@ -146,11 +146,12 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
       gvks: instance.status?.trackedGVKs ?? [],
       known: instance.status?.renderedResources ?? [],
     };
-  if (!deleted) return { step: 'delete', objects: owned.owned };
+  const deletion = deleteOrWait(owned.owned, deleted);
+  if ('step' in deletion) return deletion;
   const events = unlistedEvents(owned);
-  if (!deleted.allAccepted) {
+  if (!deletion.allAccepted) {
     // Said where the instance owner looks, not only in the operator's log.
-    const message = `cannot delete what the instance owns yet: ${deleted.remaining.map((r) => r.message).join('; ')}`;
+    const message = `cannot delete what the instance owns yet: ${deletion.remaining.map((r) => r.message).join('; ')}`;
     const reason = InstanceReason.DeleteFailed;
     return conclude({
       status: withReady(instance, reason, message, rfc3339(observed.now)),
@@ -160,12 +161,12 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
     });
   }
   // Accepted but held by finalizers: waiting, not failing.
-  if (deleted.remaining.length > 0) return conclude({ events, releaseWatches: true, end: WAIT });
-  if (deleted.deleted.length > 0)
+  if (deletion.remaining.length > 0) return conclude({ events, releaseWatches: true, end: WAIT });
+  if (deletion.deleted.length > 0)
     events.push({
       type: 'Normal',
       reason: 'Pruned',
-      message: `deleted ${deleted.deleted.length} resource(s) of the deleted instance`,
+      message: `deleted ${deletion.deleted.length} resource(s) of the deleted instance`,
     });
   return conclude({ events, releaseWatches: true, removeFinalizer: true, end: DONE });
 }
@@ -336,12 +337,13 @@ class LivePass {
       previous.length === this.desired.length &&
       previous.every((r) => !r.status && wanted.has(resourceKey(r)));
     if (same) return NOTHING_TO_CLEAN;
-    const { owned, deleted } = this.observed;
+    const { owned } = this.observed;
     if (!owned) return { step: 'list-owned', gvks: this.trackedGVKs, known: previous };
     this.events.push(...unlistedEvents(owned));
     const orphans = owned.owned.filter((id) => !wanted.has(resourceKey(id)));
     if (orphans.length === 0) return NOTHING_TO_CLEAN;
-    if (!deleted) return { step: 'delete', objects: orphans };
+    const deleted = deleteOrWait(orphans, this.observed.deleted);
+    if ('step' in deleted) return deleted;
     this.counts.orphansDeleted += deleted.deleted.length;
     if (deleted.allAccepted) this.counts.orphansPending += deleted.remaining.length;
     else this.counts.orphansFailed += deleted.remaining.length;
@@ -393,6 +395,24 @@ class LivePass {
       cleanup.retry || unserved ? { kind: 'retry', message } : cleanup.waiting ? WAIT : DONE;
     return this.conclude(status, end, freeze === 'freeze');
   }
+}
+
+/**
+ * The delete step for `objects`, or, once it ran, its report. An object already being deleted
+ * is not deleted again (another DELETE would only repeat the first): it waits on its finalizers
+ * like one whose delete was just accepted.
+ */
+function deleteOrWait(
+  objects: ObjectId[],
+  deleted: DeleteReport | undefined,
+): { step: 'delete'; objects: ObjectId[] } | DeleteReport {
+  const toDelete = objects.filter((id) => !id.terminating);
+  if (!deleted && toDelete.length > 0) return { step: 'delete', objects: toDelete };
+  const report = deleted ?? { deleted: [], remaining: [], allAccepted: true };
+  const terminating = objects
+    .filter((id) => id.terminating)
+    .map((id) => ({ id, message: `${describeObject(id)} is waiting on finalizers` }));
+  return { ...report, remaining: [...report.remaining, ...terminating] };
 }
 
 /** Kinds skipped because the operator may not list them (nothing of them recorded). */
