@@ -10,6 +10,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/
+COPY tools/bundle-cli.ts tools/
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS prod-deps

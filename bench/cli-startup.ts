@@ -1,8 +1,9 @@
 // `npm run bench:cli`: what one offline `stencil` command costs from start to exit (issue #23
-// item 9): wall time, CPU time and peak RSS of the built binary rendering samples/web-app, median
-// of --runs runs, next to `helm template charts/stencil` (a Go binary doing similar work) and a
-// bare `node` as yardsticks. --cli PATH measures another build of dist/cli.js instead (repeat it
-// to compare builds, e.g. an older one, in the same rounds).
+// item 9): wall time, CPU time and peak RSS of the built binaries rendering samples/web-app —
+// the bundled `stencil` (dist/stencil.cjs, package.json's bin) and tsc's unbundled dist/cli.js —
+// median of --runs runs, next to `helm template charts/stencil` (a Go binary doing similar work)
+// and a bare `node` as yardsticks. --cli PATH measures other builds instead (repeat it to
+// compare builds, e.g. an older one, in the same rounds).
 // CPU and RSS of a child come from GNU time, which must be at /usr/bin/time.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     options: { runs: { type: 'string', default: '10' }, cli: { type: 'string', multiple: true } },
   });
   const runs = Number(values.runs);
-  const clis = values.cli ?? [join(root, 'dist', 'cli.js')];
+  const clis = values.cli ?? [join(root, 'dist', 'stencil.cjs'), join(root, 'dist', 'cli.js')];
   if (!existsSync(TIME))
     throw new Error(`bench:cli needs GNU time at ${TIME} (apt-get install time)`);
   for (const cli of clis)

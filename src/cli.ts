@@ -1,75 +1,13 @@
 #!/usr/bin/env node
-// The `stencil` command: `run` (the operator), `render`, `validate` and `diff` (offline, the
-// operator's own code path), and `--help` for each.
-// Every failure is one clear line on stderr with exit code 1 (checks failed) or 2 (bad usage or
-// unreadable files); never a stack trace.
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-import { loggableMessage } from './engine/redaction.ts';
-import { helpText, usageLine, UsageError, wantsHelp, type CommandSpec } from './command-line.ts';
-import { diffCommand, DIFF_COMMAND } from './cli/diff-command.ts';
-import { renderCommand, RENDER_COMMAND, type CommandResult } from './cli/render-command.ts';
-import { validateCommand, VALIDATE_COMMAND } from './cli/validate-command.ts';
-import { ConfigError, RUN_COMMAND } from './config.ts';
+// The `stencil` binary: runs the command line and exits with its code. Nothing imports this file
+// (src/cli/commands.ts is the command table); it is built twice, by tsc to dist/cli.js (the
+// operator image's entry point) and by esbuild into the one file dist/stencil.cjs, the `stencil`
+// of package.json's bin, which starts in about half the time (ADR 0021). Hence no top-level
+// await and no import.meta here: both forms must run it.
+import { main } from './cli/commands.ts';
 
-const COMMANDS: Record<
-  string,
-  { spec: CommandSpec; run: (argv: string[]) => Promise<CommandResult> }
-> = {
-  run: {
-    spec: RUN_COMMAND,
-    // Imported on demand: the operator stack (client-node, dot-i, prom-client, pino, node-forge)
-    // costs about a second and 100 MiB to load, and the offline commands need none of it.
-    run: async (argv) => {
-      const { runOperator } = await import('./main.ts');
-      return { exitCode: await runOperator(argv), stdout: '', stderr: '' };
-    },
-  },
-  render: { spec: RENDER_COMMAND, run: renderCommand },
-  validate: { spec: VALIDATE_COMMAND, run: (argv) => Promise.resolve(validateCommand(argv)) },
-  diff: { spec: DIFF_COMMAND, run: diffCommand },
-};
-
-const USAGE = [
-  'usage: stencil <command> [flags]',
-  '',
-  'commands:',
-  ...Object.values(COMMANDS).map(({ spec }) => `  ${usageLine(spec).replace('usage: ', '')}`),
-  '',
-  'stencil <command> --help lists the flags of a command.',
-].join('\n');
-
-export async function main(argv: string[]): Promise<CommandResult> {
-  const [command, ...rest] = argv;
-  try {
-    if (command === undefined)
-      throw new UsageError(
-        'no command given (commands: run, render, validate, diff; see stencil --help)',
-      );
-    if (command === 'help' || command === '--help' || command === '-h')
-      return { exitCode: 0, stdout: `${USAGE}\n`, stderr: '' };
-    const known = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (!known)
-      throw new UsageError(
-        `unknown command "${command}" (commands: run, render, validate, diff; see stencil --help)`,
-      );
-    if (wantsHelp(known.spec, rest))
-      return { exitCode: 0, stdout: helpText(known.spec), stderr: '' };
-    return await known.run(rest);
-  } catch (err) {
-    const usage = err instanceof UsageError || err instanceof ConfigError;
-    // Bad usage quotes only what the user typed; anything else may have been thrown while
-    // Secret data was in hand, and is shown only if a Redactor went over it.
-    const message = usage ? err.message : loggableMessage(err);
-    return { exitCode: usage ? 2 : 1, stdout: '', stderr: `stencil: ${message.split('\n')[0]}\n` };
-  }
-}
-
-// Run only when executed as the program (also through the npm bin symlink), not when imported.
-const entry = process.argv[1] ? pathToFileURL(realpathSync(process.argv[1])).href : '';
-if (import.meta.url === entry) {
-  const result = await main(process.argv.slice(2));
+void main(process.argv.slice(2)).then((result) => {
   process.stdout.write(result.stdout);
   process.stderr.write(result.stderr);
   process.exitCode = result.exitCode;
-}
+});

@@ -1,6 +1,6 @@
 // The only reader of command-line flags and STENCIL_* environment variables: produces the frozen
 // configuration of `stencil run`. A flag wins over its environment variable.
-import { parseCommandLine, type CommandSpec } from './command-line.ts';
+import { parseCommandLine, UsageError, type CommandSpec } from './command-line.ts';
 import type { LogLevel } from './log.ts';
 
 export interface OperatorConfig {
@@ -53,7 +53,8 @@ export interface OperatorConfig {
   healthProbeBindAddress: string;
 }
 
-export class ConfigError extends Error {}
+/** A flag or STENCIL_* variable `stencil run` cannot use: a UsageError (exit code 2). */
+export class ConfigError extends UsageError {}
 
 /**
  * Client rate limit defaults (docs/operations.md, docs/benchmarks.md): well above what the

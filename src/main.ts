@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
-import { loadConfig, type OperatorConfig } from './config.ts';
+import { ConfigError, loadConfig, type OperatorConfig } from './config.ts';
 import { connect } from './kube/connection.ts';
 import {
   closeServer,
@@ -108,6 +108,25 @@ function shardName(config: OperatorConfig, identity: string): string | undefined
   return sharding.mode === 'auto' ? identity : `${sharding.index}/${sharding.count}`;
 }
 
+/**
+ * A kubeconfig that cannot be loaded, said as a usage error naming the file. Only the file
+ * system's error code is quoted: a parser's message may quote the file, and a kubeconfig holds
+ * tokens and keys.
+ */
+function kubeconfigError(path: string | undefined, error: unknown): ConfigError {
+  const where = path ? `--kubeconfig ${path}` : 'the kubeconfig ($KUBECONFIG or ~/.kube/config)';
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why =
+    code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES'
+        ? 'permission denied'
+        : typeof code === 'string' && /^E[A-Z]+$/.test(code)
+          ? code
+          : 'not a kubeconfig the client can use';
+  return new ConfigError(`cannot load ${where}: ${why}`);
+}
+
 export async function runOperator(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
@@ -120,6 +139,8 @@ export async function runOperator(
   const connection = await connect(config.kubeconfig, identity, {
     qps: config.kubeQps,
     burst: config.kubeBurst,
+  }).catch((error: unknown) => {
+    throw kubeconfigError(config.kubeconfig, error);
   });
   const metrics = new StencilMetrics();
   let onLost!: () => void;

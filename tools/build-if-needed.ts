@@ -13,7 +13,8 @@ function newestMtime(dir: string): number {
 }
 
 export function buildIfNeeded(say: (line: string) => void): void {
-  const cli = join(root, 'dist', 'cli.js');
+  // The bundle is the last thing `npm run build` writes.
+  const cli = join(root, 'dist', 'stencil.cjs');
   if (existsSync(cli) && statSync(cli).mtimeMs >= newestMtime(join(root, 'src'))) return;
   say('building (npm run build)...');
   const result = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });

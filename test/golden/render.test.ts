@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Template } from '../../src/api/template.ts';
 import type { TemplateInstanceSet } from '../../src/api/template-instance-set.ts';
-import { main } from '../../src/cli.ts';
+import { main } from '../../src/cli/commands.ts';
 import { planSet } from '../../src/engine/instance-set.ts';
 import { readManifests } from '../../tools/local/apply-manifests.ts';
 

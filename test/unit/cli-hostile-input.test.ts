@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.ts';
+import { main } from '../../src/cli/commands.ts';
 import { HELPER_TEXT_CASES } from '../support/hostile-values.ts';
 import { SECRET, SECRET_LEAK_CASES, shows } from '../support/secret-leak-cases.ts';
 

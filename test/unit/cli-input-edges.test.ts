@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.ts';
+import { main } from '../../src/cli/commands.ts';
 
 let dir: string;
 beforeAll(() => {

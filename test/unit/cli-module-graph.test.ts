@@ -46,17 +46,16 @@ interface Run {
   packages: string[];
 }
 
-/** Runs the built `stencil` with `args`, tracing what it loads. */
-function traced(name: string, args: string[]): Run {
+/** tsc's build of the binary (the image's entry point) and the bundled `stencil` of package.json. */
+const UNBUNDLED = join(root, 'dist', 'cli.js');
+const BUNDLED = join(root, 'dist', 'stencil.cjs');
+
+/** Runs a built `stencil` (`cli`) with `args`, tracing what it loads. */
+function traced(name: string, args: string[], cli = UNBUNDLED): Run {
   const trace = join(scratch, `${name}.trace`);
   const result = spawnSync(
     process.execPath,
-    [
-      '--import',
-      `data:text/javascript,${encodeURIComponent(PRELOAD)}`,
-      join(root, 'dist', 'cli.js'),
-      ...args,
-    ],
+    ['--import', `data:text/javascript,${encodeURIComponent(PRELOAD)}`, cli, ...args],
     { encoding: 'utf8', env: { ...process.env, STENCIL_MODULE_TRACE: trace } },
   );
   const packages = readFileSync(trace, 'utf8')
@@ -83,16 +82,15 @@ const OPERATOR_ONLY = [
 
 const files = ['--instance', sample('instance.yaml'), '--objects', sample('objects.yaml')];
 
+const OFFLINE: [string, string[]][] = [
+  ['render', ['render', '--template', sample('template.yaml'), ...files]],
+  ['render -o json', ['render', '--template', sample('template.yaml'), ...files, '-o', 'json']],
+  ['validate', ['validate', sample('template.yaml'), sample('instance.yaml')]],
+  ['diff', ['diff', '--from', sample('template.yaml'), '--to', sample('template.yaml'), ...files]],
+];
+
 describe('the offline commands load only the engine and its libraries', { timeout: 30_000 }, () => {
-  it.each([
-    ['render', ['render', '--template', sample('template.yaml'), ...files]],
-    ['render -o json', ['render', '--template', sample('template.yaml'), ...files, '-o', 'json']],
-    ['validate', ['validate', sample('template.yaml'), sample('instance.yaml')]],
-    [
-      'diff',
-      ['diff', '--from', sample('template.yaml'), '--to', sample('template.yaml'), ...files],
-    ],
-  ])('stencil %s', (name, args) => {
+  it.each(OFFLINE)('stencil %s', (name, args) => {
     const { status, stderr, packages } = traced(name.replace(/\W+/g, '-'), args);
     expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
     // The trace sees what the command does need, so an empty list below means something.
@@ -110,5 +108,46 @@ describe('the offline commands load only the engine and its libraries', { timeou
     expect(packages).toEqual(
       expect.arrayContaining(['@kubernetes/client-node', '@dot-i/k8s-operator', 'prom-client']),
     );
+  });
+});
+
+describe('the bundled stencil (dist/stencil.cjs)', { timeout: 30_000 }, () => {
+  it.each(OFFLINE)(
+    'stencil %s loads no package file: all it needs is in the bundle',
+    (name, args) => {
+      const { status, stderr, packages } = traced(
+        `bundled-${name.replace(/\W+/g, '-')}`,
+        args,
+        BUNDLED,
+      );
+      expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
+      expect(packages).toEqual([]);
+    },
+  );
+
+  it('starts from the V8 code cache the build wrote (V8 does not reject it)', () => {
+    const probe = `console.log(require(${JSON.stringify(BUNDLED)}).loadCommands(${JSON.stringify(join(root, 'dist'))}).codeCache)`;
+    const result = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' });
+    expect(result.stdout.trim()).toBe('used');
+  });
+
+  it('prints what the unbundled one prints', () => {
+    const args = OFFLINE[0]![1];
+    const run = (cli: string): string =>
+      spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' }).stdout;
+    expect(run(BUNDLED)).toBe(run(UNBUNDLED));
+  });
+
+  it("stencil run is handed to tsc's dist/cli.js, which loads the operator", () => {
+    const { status, stderr, packages } = traced(
+      'bundled-run',
+      ['run', '--concurrency', 'many'],
+      BUNDLED,
+    );
+    expect({ status, stderr }).toEqual({
+      status: 2,
+      stderr: 'stencil: --concurrency must be a positive integer, got "many"\n',
+    });
+    expect(packages).toEqual(expect.arrayContaining(['@kubernetes/client-node', 'prom-client']));
   });
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { main } from '../../src/cli.ts';
+import { main } from '../../src/cli/commands.ts';
 import { DIFF_COMMAND } from '../../src/cli/diff-command.ts';
 import { RENDER_COMMAND } from '../../src/cli/render-command.ts';
 import { VALIDATE_COMMAND } from '../../src/cli/validate-command.ts';

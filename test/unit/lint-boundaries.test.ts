@@ -92,7 +92,7 @@ describe('the engine and api are pure, at any depth', () => {
     [
       nested,
       "import { x } from '../../../main.ts';",
-      ['engine-is-pure', 'main-only-from-cli-entry'],
+      ['engine-is-pure', 'main-only-from-command-table'],
     ],
     [nested, "import type { Logger as x } from '../../../log.ts';", ['engine-is-pure']],
     [nested, "import { readFileSync as x } from 'node:fs';", ['engine-and-api-do-no-io']],
@@ -314,7 +314,7 @@ describe('the operator folder boundary', () => {
     [
       'src/operator/caches.ts',
       "import { runOperator as x } from '../main.ts';",
-      ['main-only-from-cli-entry', 'operator-takes-options-not-config'],
+      ['main-only-from-command-table', 'operator-takes-options-not-config'],
     ],
     [
       'src/operator/caches.ts',
