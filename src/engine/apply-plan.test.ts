@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/object-meta.ts';
-import { planApply, type PlanInput } from './apply-plan.ts';
+import { planApply, stepWait, type ApplyStep, type PlanInput } from './apply-plan.ts';
 
 const object = (
   apiVersion: string,
@@ -118,5 +118,90 @@ describe('planApply with waves', () => {
     expect(plan.steps).toEqual([
       { check: [1], write: [1], awaitKinds: [], wave: 1, awaitHealthy: [0] },
     ]);
+  });
+});
+
+describe('stepWait: the wave gate and the inputs a step waits for', () => {
+  const claim = object('v1', 'PersistentVolumeClaim', 'data', 'team');
+  const app = object('v1', 'ConfigMap', 'app', 'team');
+  const bound = { ...claim, status: { phase: 'Bound' } };
+  const pending = { ...claim, status: { phase: 'Pending' } };
+  const wave1: ApplyStep = { check: [1], write: [1], awaitKinds: [], wave: 1, awaitHealthy: [0] };
+  const wave0: ApplyStep = { check: [0], write: [0], awaitKinds: [] };
+
+  interface Row {
+    name: string;
+    step: ApplyStep;
+    current: (KubeObject | undefined)[];
+    wrote?: boolean;
+    waits?: (string | undefined)[];
+    /** A part of the reason, or undefined: the step goes. */
+    expected: string | undefined;
+  }
+  const none = [undefined, undefined];
+  it.each<Row>([
+    { name: 'the first wave waits for nothing', step: wave0, current: none, expected: undefined },
+    {
+      name: 'an earlier wave that is Current lets the step go',
+      step: wave1,
+      current: [bound, undefined],
+      expected: undefined,
+    },
+    {
+      name: 'an earlier wave not Current holds it, naming the object',
+      step: wave1,
+      current: [pending, undefined],
+      expected: 'wave 1 waits for PersistentVolumeClaim team/data (InProgress',
+    },
+    {
+      name: 'an earlier wave not created yet holds it',
+      step: wave1,
+      current: none,
+      expected: 'wave 1 waits for PersistentVolumeClaim team/data (InProgress: not created yet)',
+    },
+    {
+      name: 'anything written in this pass holds a gated step, healthy or not',
+      step: wave1,
+      current: [bound, undefined],
+      wrote: true,
+      expected: 'wave 1 waits for the earlier waves, just applied, to report their health',
+    },
+    {
+      name: 'a write in this pass does not hold an ungated step',
+      step: wave0,
+      current: none,
+      wrote: true,
+      expected: undefined,
+    },
+    {
+      name: 'an input not observed holds the object that reads it',
+      step: wave0,
+      current: none,
+      waits: ['Service db has no .spec.clusterIP yet'],
+      expected: 'wave 0: Service db has no .spec.clusterIP yet',
+    },
+    {
+      name: 'the gate is reported before the input',
+      step: wave1,
+      current: [pending, undefined],
+      waits: [undefined, 'input missing'],
+      expected: 'wave 1 waits for PersistentVolumeClaim',
+    },
+    {
+      name: 'an input of an object outside the step does not hold it',
+      step: wave0,
+      current: none,
+      waits: [undefined, 'input missing'],
+      expected: undefined,
+    },
+  ])('$name', ({ step, current, wrote = false, waits, expected }) => {
+    const wait = stepWait(step, {
+      desired: [claim, app],
+      current,
+      wroteThisPass: wrote,
+      ...(waits ? { waits } : {}),
+    });
+    if (expected === undefined) expect(wait).toBeUndefined();
+    else expect(wait).toContain(expected);
   });
 });

@@ -4,6 +4,8 @@
 // objects live in a Namespace, or are of a kind (CRD), that an earlier step creates. The applier
 // (src/reconcile/applier.ts) runs the steps; ordering features (waves) add steps here.
 import type { KubeObject } from '../api/object-meta.ts';
+import { healthOf } from './health.ts';
+import { describeObject } from './inventory.ts';
 import { groupKind, kindsDeclaredBy } from './resource-scope.ts';
 
 /** One rendered object as the planner sees it. */
@@ -101,4 +103,41 @@ function planWave(inputs: readonly PlanInput[], members: number[]): ApplyStep[] 
       awaitKinds: [...awaitKinds.values()],
     },
   ];
+}
+
+/** Where a run of the plan stands when it reaches a step. */
+export interface StepContext {
+  /** The rendered objects, aligned with the plan's indexes. */
+  desired: readonly KubeObject[];
+  /** What the cluster holds of each, as last read or written in this pass. */
+  current: readonly (KubeObject | undefined)[];
+  /** Whether this pass has written anything yet. */
+  wroteThisPass: boolean;
+  /** Aligned with `desired`: why an object must not be applied yet (an input not observed). */
+  waits?: readonly (string | undefined)[];
+}
+
+/**
+ * Why `step` must wait, or undefined: the wave gate first (every object of the earlier waves it
+ * awaits is Current), then the objects' own inputs. Objects written in this pass are judged in
+ * the next one, from a fresh read: the answer to our own apply predates anything their
+ * controller reports.
+ */
+export function stepWait(step: ApplyStep, context: StepContext): string | undefined {
+  const wave = step.wave ?? 0;
+  const earlier = step.awaitHealthy ?? [];
+  if (earlier.length > 0 && context.wroteThisPass)
+    return `wave ${wave} waits for the earlier waves, just applied, to report their health`;
+  for (const i of earlier) {
+    const live = context.current[i];
+    const health = live
+      ? healthOf(live, context.desired[i])
+      : { status: 'InProgress', message: 'not created yet' };
+    if (health.status !== 'Current')
+      return `wave ${wave} waits for ${describeObject(context.desired[i]!)} (${health.status}${health.message ? `: ${health.message}` : ''})`;
+  }
+  // After the gate: a producer of an earlier wave that is not healthy yet is the first thing to
+  // report; here it is healthy but what the object reads is not there.
+  const held = [...step.check, ...step.write].map((i) => context.waits?.[i]).find((w) => w);
+  return held ? `wave ${wave}: ${held}` : undefined;
 }

@@ -4,9 +4,8 @@
 // differs from the live object. SPEC §6 steps 3–4.
 import type { KubeObject } from '../api/object-meta.ts';
 import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../api/well-known.ts';
-import { planApply, type ApplyStep } from '../engine/apply-plan.ts';
+import { planApply, stepWait, type ApplyStep } from '../engine/apply-plan.ts';
 import { carryIgnoredFields, sameManagedState } from '../engine/drift.ts';
-import { healthOf } from '../engine/health.ts';
 import { describeObject, waveOf, type Owner } from '../engine/inventory.ts';
 import type { ApplyReport } from '../engine/pass/observation.ts';
 import { AppliedMemo } from './applied-memo.ts';
@@ -83,36 +82,15 @@ class PlanRun {
     };
   }
 
-  /**
-   * Why the step must wait for the earlier waves, or nothing. Objects written in this pass are
-   * judged in the next one, from a fresh read: the answer of our own apply predates anything
-   * their controller reports.
-   */
-  private unhealthyWave(step: ApplyStep): string | undefined {
-    const earlier = step.awaitHealthy ?? [];
-    if (earlier.length === 0) return undefined;
-    const wave = step.wave ?? 0;
-    if (this.written.length > 0)
-      return `wave ${wave} waits for the earlier waves, just applied, to report their health`;
-    for (const i of earlier) {
-      const live = this.result[i];
-      const health = live
-        ? healthOf(live, this.desired[i])
-        : { status: 'InProgress', message: 'not created yet' };
-      if (health.status !== 'Current')
-        return `wave ${wave} waits for ${describeObject(this.desired[i]!)} (${health.status}${health.message ? `: ${health.message}` : ''})`;
-    }
-    return undefined;
-  }
-
   /** Runs one step; a result means the pass ends here (rejected or waiting). */
   async step(step: ApplyStep): Promise<ApplyResult | undefined> {
-    const unhealthy = this.unhealthyWave(step);
-    if (unhealthy) return this.waiting(unhealthy);
-    // Checked after the wave gate: a producer of an earlier wave that is not healthy yet is the
-    // first thing to report; here it is healthy but what the object reads is not there.
-    const held = [...step.check, ...step.write].map((i) => this.request.waits?.[i]).find((w) => w);
-    if (held) return this.waiting(`wave ${step.wave ?? 0}: ${held}`);
+    const wait = stepWait(step, {
+      desired: this.desired,
+      current: this.result,
+      wroteThisPass: this.written.length > 0,
+      ...(this.request.waits ? { waits: this.request.waits } : {}),
+    });
+    if (wait) return this.waiting(wait);
     const missing = await this.awaitKinds(step.awaitKinds);
     if (missing)
       return this.waiting(
