@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../api/object-meta.ts';
 import {
   Informer,
@@ -22,12 +22,15 @@ interface Watch {
 /** A scripted API server: lists return `listing`, watches are handed to the test. */
 class FakeSource implements ListWatchSource {
   lists = 0;
+  /** When each list was asked for, by the (fake) clock. */
+  readonly listedAt: number[] = [];
   listing: ListResult = { items: [], resourceVersion: '1' };
   failLists = 0;
   readonly watches: Watch[] = [];
 
   list(): Promise<ListResult> {
     this.lists++;
+    this.listedAt.push(Date.now());
     if (this.failLists > 0) {
       this.failLists--;
       return Promise.reject(Object.assign(new Error('connection refused'), { statusCode: 0 }));
@@ -48,14 +51,24 @@ class FakeSource implements ListWatchSource {
   }
 }
 
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 300 && !check(); i++) await settle();
-  expect(check()).toBe(true);
+/**
+ * Lets the informer do all it can without the clock moving: the fake source answers from
+ * memory, so one turn of the real event loop (which advanceTimersByTimeAsync takes before it
+ * ticks) drains every list → watch chain. Retries wait on the fake clock, so a test sees exactly
+ * when they happen, and the watchdog (minutes) never fires on its own.
+ */
+async function flush(): Promise<void> {
+  await vi.advanceTimersByTimeAsync(0);
 }
 
 describe('the informer', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('lists, then watches from the list resourceVersion, keeping the cache current', async () => {
     const source = new FakeSource();
     source.listing = { items: [cm('a', '5')], resourceVersion: '7' };
@@ -67,7 +80,8 @@ describe('the informer', () => {
       delete: (o) => seen.push(`delete ${o.metadata.name}`),
     });
     await informer.start();
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     expect(source.watches[0]!.resourceVersion).toBe('7');
     source.watches[0]!.emit('ADDED', cm('b', '8'));
     source.watches[0]!.emit('MODIFIED', cm('a', '9'));
@@ -92,7 +106,8 @@ describe('the informer', () => {
     const handed: KubeObject[] = [];
     informer.addHandlers({ add: (o) => handed.push(o) });
     await informer.start();
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     source.watches[0]!.emit('ADDED', withFields('b', '8'));
     for (const object of [...informer.list(), ...handed]) {
       expect(object.metadata).not.toHaveProperty('managedFields');
@@ -126,7 +141,8 @@ describe('the informer', () => {
     const handed: KubeObject[] = [];
     informer.addHandlers({ add: (o) => handed.push(o), update: (o) => handed.push(o) });
     await informer.start();
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     source.watches[0]!.emit('ADDED', secretMeta('b', '8'));
     source.watches[0]!.emit('MODIFIED', secretMeta('a', '9'));
     expect(handed).toHaveLength(3);
@@ -147,11 +163,13 @@ describe('the informer', () => {
     const source = new FakeSource();
     const informer = new Informer(source, { path: '/x' });
     await informer.start();
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     source.watches[0]!.emit('ADDED', cm('a', '12'));
     source.watches[0]!.emit('BOOKMARK', { metadata: { resourceVersion: '15' } });
     source.watches[0]!.done(null);
-    await until(() => source.watches.length === 2);
+    await flush();
+    expect(source.watches).toHaveLength(2);
     expect(source.watches[1]!.resourceVersion).toBe('15');
     expect(source.lists).toBe(1);
     informer.stop();
@@ -168,11 +186,13 @@ describe('the informer', () => {
       update: (o) => seen.push(`update ${o.metadata.name}`),
       delete: (o) => seen.push(`delete ${o.metadata.name}`),
     });
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     source.listing = { items: [cm('a', '1'), cm('c', '3')], resourceVersion: '3' };
     source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
     source.watches[0]!.done(null);
-    await until(() => source.watches.length === 2);
+    await flush();
+    expect(source.watches).toHaveLength(2);
     expect(source.lists).toBe(2);
     expect(seen).toEqual(['delete b', 'add c']);
     expect(source.watches[1]!.resourceVersion).toBe('3');
@@ -190,13 +210,15 @@ describe('the informer', () => {
       delete: (o, origin) => seen.push(`${origin} delete ${o.metadata.name}`),
     });
     await informer.start();
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     source.watches[0]!.emit('MODIFIED', cm('a', '2'));
     // a is unchanged since the watch saw it, b changed in the gap, c was deleted, d created.
     source.listing = { items: [cm('a', '2'), cm('b', '4'), cm('d', '5')], resourceVersion: '5' };
     source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
     source.watches[0]!.done(null);
-    await until(() => source.watches.length === 2);
+    await flush();
+    expect(source.watches).toHaveLength(2);
     expect(seen).toEqual([
       'initial-list add a',
       'initial-list add b',
@@ -216,10 +238,16 @@ describe('the informer', () => {
     const informer = new Informer(source, { path: '/x' });
     const origins: string[] = [];
     informer.addHandlers({ add: (_o, origin) => origins.push(origin) });
-    await informer.start();
+    const started = informer.start();
+    await flush();
+    expect(source.lists).toBe(1);
+    // The first retry waits at most 500 ms (its base, less up to 30 % jitter).
+    await vi.advanceTimersByTimeAsync(500);
+    await started;
+    expect(source.lists).toBe(2);
     expect(origins).toEqual(['initial-list']);
     informer.stop();
-  }, 10_000);
+  });
 
   it('keeps secondary indexes current through lists, watch events, relists and deletes', async () => {
     const labelled = (name: string, rv: string, team?: string): KubeObject => ({
@@ -241,7 +269,8 @@ describe('the informer', () => {
     await informer.start();
     informer.addIndex('team', team);
     expect(names('red')).toEqual(['a']);
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     source.watches[0]!.emit('MODIFIED', labelled('a', '2', 'blue'));
     source.watches[0]!.emit('MODIFIED', labelled('b', '2', 'red'));
     source.watches[0]!.emit('ADDED', labelled('c', '3', 'red'));
@@ -252,7 +281,8 @@ describe('the informer', () => {
     source.listing = { items: [labelled('a', '5', 'red')], resourceVersion: '5' };
     source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
     source.watches[0]!.done(null);
-    await until(() => source.watches.length === 2);
+    await flush();
+    expect(source.watches).toHaveLength(2);
     expect(names('red')).toEqual(['a']);
     expect(names('blue')).toEqual([]);
     expect(() => informer.byIndex('missing', 'x')).toThrow(/does not exist/);
@@ -263,13 +293,34 @@ describe('the informer', () => {
     const source = new FakeSource();
     source.failLists = 2;
     const informer = new Informer(source, { path: '/x' });
-    await informer.start();
+    const started = informer.start();
+    await flush();
+    expect(source.lists).toBe(1);
+    // Base 500 ms doubling per failure, each less up to 30 % jitter: the first retry comes
+    // 350–500 ms after the failure, the second 700–1000 ms after the first.
+    await vi.advanceTimersByTimeAsync(349);
+    expect(source.lists).toBe(1);
+    await vi.advanceTimersByTimeAsync(151);
+    expect(source.lists).toBe(2);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await started;
     expect(source.lists).toBe(3);
-    await until(() => source.watches.length === 1);
+    const [first, second, third] = source.listedAt;
+    expect(second! - first!).toBeGreaterThanOrEqual(350);
+    expect(second! - first!).toBeLessThanOrEqual(500);
+    expect(third! - second!).toBeGreaterThanOrEqual(700);
+    expect(third! - second!).toBeLessThanOrEqual(1_000);
+    expect(source.watches).toHaveLength(1);
     source.watches[0]!.done(Object.assign(new Error('socket hang up'), { statusCode: 500 }));
-    await until(() => source.watches.length === 2);
+    // A failed watch is not reopened at once either, but within its backoff (the third failure
+    // in a row: 2 s at most, as a successful list does not reset the count).
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(source.watches).toHaveLength(2);
+    expect(source.lists).toBe(3);
     informer.stop();
-  }, 10_000);
+  });
 
   it('survives a handler that throws', async () => {
     const source = new FakeSource();
@@ -283,7 +334,8 @@ describe('the informer', () => {
     const seen: string[] = [];
     informer.addHandlers({ add: (o) => seen.push(o.metadata.name ?? '') });
     await informer.start();
-    await until(() => source.watches.length === 1);
+    await flush();
+    expect(source.watches).toHaveLength(1);
     source.watches[0]!.emit('ADDED', cm('a', '2'));
     expect(seen).toEqual(['a']);
     expect(logged).toContain('informer handler threw');

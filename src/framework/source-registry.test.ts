@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { WatchKey } from './dependency-key.ts';
 import {
@@ -47,8 +47,10 @@ function registryOver(source: FakeSource): {
   notices: ChangeNotice[];
   started: WatchKey[];
   selectors: (string | undefined)[];
+  informers: Informer[];
 } {
   const notices: ChangeNotice[] = [];
+  const informers: Informer[] = [];
   const started: WatchKey[] = [];
   const selectors: (string | undefined)[] = [];
   const registry = new SourceRegistry(
@@ -56,6 +58,7 @@ function registryOver(source: FakeSource): {
       started.push(key);
       selectors.push(labelSelector);
       const informer = new Informer(source, { path: `/${key.type}/${key.kind}` });
+      informers.push(informer);
       informer.addHandlers({
         add: (o, origin) => onEvent('ADDED', o, origin),
         update: (o, _old, origin) => onEvent('MODIFIED', o, origin),
@@ -67,10 +70,18 @@ function registryOver(source: FakeSource): {
     (notice) => notices.push(notice),
     OWNER_LABEL,
   );
-  return { registry, notices, started, selectors };
+  return { registry, notices, started, selectors, informers };
 }
 
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+/**
+ * Lets the watches list and the registry catch up, without the clock moving: the fake source
+ * answers from memory, so one turn of the real event loop (which advanceTimersByTimeAsync takes
+ * before it ticks) drains those promise chains. The informers' own timers (the watchdog) stay
+ * on the fake clock and never fire.
+ */
+async function settle(): Promise<void> {
+  await vi.advanceTimersByTimeAsync(0);
+}
 
 const summary = (notices: ChangeNotice[]): string[] =>
   notices.map(
@@ -81,13 +92,23 @@ const get = (name: string) =>
   ({ type: 'source', apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name }) as const;
 
 describe('the source registry', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('does not report what a new watch lists as a change when it matches what the dependent read', async () => {
     const source = new FakeSource();
     source.listing = { items: [secret('db', '5')], resourceVersion: '5' };
-    const { registry, notices } = registryOver(source);
+    const { registry, notices, informers } = registryOver(source);
     await registry.set('ns/a', [{ key: get('db'), observed: { 'ns/db': '5' } }]);
     await registry.set('ns/b', [{ key: get('db'), observed: { 'ns/db': '5' } }]);
     await settle();
+    // The one watch has listed, so the catch-up has compared both reads: nothing was missed.
+    expect(informers).toHaveLength(1);
+    expect(informers[0]!.hasSynced()).toBe(true);
     expect(notices).toEqual([]);
     source.streams[0]!('MODIFIED', secret('db', '6'));
     expect(summary(notices)).toEqual([

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TerminalError, type Result } from './reconciler.ts';
 import { WorkQueue } from './work-queue.ts';
 
@@ -8,9 +8,24 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+/**
+ * Lets every pass that can run without the clock moving run: the handlers here answer from
+ * memory, so one turn of the real event loop (which advanceTimersByTimeAsync takes before it
+ * ticks) drains their promise chains. The queue's own timers (backoff, requeueAfter, grace)
+ * fire only when a test moves the fake clock, so their timing is asserted to the millisecond.
+ */
+async function tick(): Promise<void> {
+  await vi.advanceTimersByTimeAsync(0);
+}
 
 describe('the work queue', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('runs a key once however often it is added while waiting', async () => {
     const runs: string[] = [];
     const queue = new WorkQueue(
@@ -100,13 +115,27 @@ describe('the work queue', () => {
         observer: { onRetry: (_k, d) => delays.push(d) },
       },
     );
+    const start = Date.now();
     queue.start();
     queue.add('a');
-    for (let i = 0; i < 100 && attempts.length < 3; i++) await tick();
+    await tick();
+    expect(attempts).toHaveLength(1);
+    // The first retry waits its 20 ms, not a moment less.
+    await vi.advanceTimersByTimeAsync(19);
+    expect(attempts).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts).toHaveLength(2);
+    // The second waits twice as long.
+    await vi.advanceTimersByTimeAsync(39);
+    expect(attempts).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts.map((at) => at - start)).toEqual([0, 20, 60]);
     await queue.idle();
-    expect(attempts).toHaveLength(3);
     expect(delays).toEqual([20, 40]);
     expect(queue.retries('a')).toBe(0);
+    // Success forgot the key: nothing more is scheduled.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(attempts).toHaveLength(3);
   });
 
   it('does not retry a TerminalError', async () => {
@@ -121,8 +150,11 @@ describe('the work queue', () => {
     queue.start();
     queue.add('a');
     await tick();
-    await tick();
     expect(attempts).toBe(1);
+    // A plain error would be retried after 1 ms; a minute later there has been no second try.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(attempts).toBe(1);
+    expect(queue.retries('a')).toBe(0);
   });
 
   it('honours requeueAfter, keeping the earliest deadline', async () => {
@@ -139,12 +171,19 @@ describe('the work queue', () => {
       },
       { concurrency: 1 },
     );
+    const start = Date.now();
     queue.start();
     queue.add('a');
     queue.addAfter('a', 10_000);
-    for (let i = 0; i < 100 && runs.length < 2; i++) await tick();
+    await tick();
+    expect(runs).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(29);
+    expect(runs).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(runs.map((at) => at - start)).toEqual([0, 30]);
+    // The later deadline (10 s) was replaced by the earlier one, not kept beside it.
+    await vi.advanceTimersByTimeAsync(20_000);
     expect(runs).toHaveLength(2);
-    expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(25);
   });
 
   it('finishes in-flight work on shutdown and takes no more', async () => {
@@ -169,7 +208,7 @@ describe('the work queue', () => {
     expect(runs).toEqual(['a']);
   });
 
-  it('aborts in-flight work when the grace period runs out', async () => {
+  it('aborts in-flight work when the grace period runs out, and not before', async () => {
     let aborted = false;
     const queue = new WorkQueue(
       async (_key, signal) => {
@@ -182,10 +221,16 @@ describe('the work queue', () => {
     queue.start();
     queue.add('a');
     await tick();
-    await queue.shutdown(20);
-    await tick();
+    let stopped = false;
+    const stopping = queue.shutdown(20).then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(19);
+    expect(aborted).toBe(false);
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await stopping;
     expect(aborted).toBe(true);
   });
+
   it('abortWhere stops exactly the matching keys, in flight or waiting, and does not retry them', async () => {
     const started: string[] = [];
     const aborted: string[] = [];

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ClusterError } from '../reconcile/cluster-port.ts';
 import { retryAfterMs } from './errors.ts';
 import { KubeHttp } from './http.ts';
@@ -33,6 +33,7 @@ async function fakeServer(
 
 let open: { http: KubeHttp; server: Server; hits: () => number } | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   const current = open;
   open = undefined;
   if (!current) return;
@@ -88,14 +89,73 @@ describe('KubeHttp and Retry-After', () => {
     expect(fake.hits()).toBe(10);
   });
 
-  it('stops waiting out a Retry-After as soon as the caller aborts', async () => {
+  /**
+   * Fake setTimeout only: the Retry-After wait is the one timer of a request, so it starts (and
+   * ends) only when a test moves the clock, while the loopback sockets keep real time. A request
+   * is then "still waiting" for certain, not because a real sleep happened to be short.
+   */
+  function fakeRetryAfterClock(): void {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  }
+
+  /** Whether `promise` has settled once every pending callback has run (the clock stays put). */
+  async function settled(promise: Promise<unknown>): Promise<boolean> {
+    let done = false;
+    promise.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    return done;
+  }
+
+  /** Resolves when the request listener has seen a reply with `status`. */
+  function replied(http: KubeHttp, status: number): Promise<void> {
+    return new Promise((resolve) =>
+      http.onRequest((_method, _path, _dryRun, seen) => {
+        if (seen === status) resolve();
+      }),
+    );
+  }
+
+  it('waits out the Retry-After in full, and stops waiting as soon as the caller aborts', async () => {
+    fakeRetryAfterClock();
+    const fake = await fakeServer([{ status: 429, retryAfter: '30' }, { status: 200 }]);
+    open = fake;
+    const throttled = replied(fake.http, 429);
+    const controller = new AbortController();
+    const pending = fake.http.request({ method: 'GET', path: '/x', signal: controller.signal });
+    pending.catch(() => undefined);
+    await throttled;
+    // 29 s into the 30 s the server asked for: still waiting, nothing sent again.
+    await vi.advanceTimersByTimeAsync(29_000);
+    expect(await settled(pending)).toBe(false);
+    expect(fake.hits()).toBe(1);
+    controller.abort();
+    expect(await settled(pending)).toBe(true);
+    await expect(pending).rejects.toMatchObject({ kind: 'Aborted' });
+    expect(fake.hits()).toBe(1);
+  });
+
+  it('does not start the Retry-After wait when the caller aborted as the 429 came in', async () => {
+    fakeRetryAfterClock();
     const fake = await fakeServer([{ status: 429, retryAfter: '30' }, { status: 200 }]);
     open = fake;
     const controller = new AbortController();
+    // The listener runs when the 429's body has arrived, before the wait begins: an abort here
+    // fires no 'abort' event during the wait, so the wait must look at the signal itself.
+    fake.http.onRequest((_method, _path, _dryRun, status) => {
+      if (status === 429) controller.abort();
+    });
+    const throttled = replied(fake.http, 429);
     const pending = fake.http.request({ method: 'GET', path: '/x', signal: controller.signal });
-    while (fake.hits() === 0) await new Promise((r) => setTimeout(r, 5));
-    controller.abort();
+    pending.catch(() => undefined);
+    await throttled;
+    expect(controller.signal.aborted).toBe(true);
+    // Not a moment of the 30 s has passed on the clock, and the request is over already.
+    expect(await settled(pending)).toBe(true);
     await expect(pending).rejects.toMatchObject({ kind: 'Aborted' });
+    expect(vi.getTimerCount()).toBe(0);
     expect(fake.hits()).toBe(1);
   });
 });

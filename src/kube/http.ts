@@ -59,6 +59,9 @@ function requestHeaders(
 function pause(ms: number, spec: RequestSpec): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   const signal = spec.signal;
+  // A signal aborted already (e.g. while a 429 came in) fires no 'abort' event again: without
+  // this check the wait would run its full Retry-After.
+  if (signal?.aborted) return Promise.reject(errorForAbort(spec));
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
       clearTimeout(timer);

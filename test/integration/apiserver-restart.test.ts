@@ -3,11 +3,10 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/api/object-meta.ts';
-import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { startControlPlane, type ControlPlane } from '../../tools/control-plane/control-plane.ts';
 import { installCrds } from '../../tools/control-plane/crds.ts';
+import { instance, template } from './support/builders.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let plane: ControlPlane;
@@ -37,13 +36,6 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-const instance = (name: string, color: string): KubeObject => ({
-  apiVersion: API_VERSION,
-  kind: 'TemplateInstance',
-  metadata: { name, namespace },
-  spec: { templateRef: { name: 'app' }, parameters: [{ name: 'color', value: color }] },
-});
-
 const colorOf = async (name: string): Promise<unknown> =>
   (
     (await user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace })) as
@@ -51,24 +43,21 @@ const colorOf = async (name: string): Promise<unknown> =>
   )?.data?.color;
 
 it('keeps running through an API server restart and converges every instance afterwards', async () => {
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'app', namespace },
-    spec: {
+  await user.apply(
+    template(namespace, 'app', {
       sync: { mode: 'revert' },
       parameters: [{ name: 'color' }],
       handlebars:
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: {{parameters.color}}\n',
-    },
-  });
-  await user.apply(instance('before', 'red'));
+    }),
+  );
+  await user.apply(instance(namespace, 'before', 'app', [{ name: 'color', value: 'red' }]));
   await eventually(async () => (await colorOf('before')) === 'red', 'the first instance');
 
   await plane.restartApiserver();
 
-  await user.apply(instance('before', 'green'));
-  await user.apply(instance('after', 'blue'));
+  await user.apply(instance(namespace, 'before', 'app', [{ name: 'color', value: 'green' }]));
+  await user.apply(instance(namespace, 'after', 'app', [{ name: 'color', value: 'blue' }]));
   await eventually(
     async () => (await colorOf('before')) === 'green' && (await colorOf('after')) === 'blue',
     'both instances after the restart',

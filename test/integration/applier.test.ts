@@ -6,6 +6,7 @@ import { LABEL_INSTANCE_UID } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { AppliedMemo } from '../../src/reconcile/applied-memo.ts';
 import { applyResources } from '../../src/reconcile/applier.ts';
+import { configMap } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { userClient } from './support/operator.ts';
 
@@ -36,14 +37,12 @@ describe('what a pass counts as unchanged', () => {
       metadata: { name: 'data' },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     });
-    const configMap = (name: string): KubeObject =>
-      labelled({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name, annotations: { 'stencil.dev/wave': '1' } },
-        data: { v: name },
-      });
-    const rendered = [claim, configMap('a'), configMap('b')];
+    const wave1 = { annotations: { 'stencil.dev/wave': '1' } };
+    const rendered = [
+      claim,
+      labelled(configMap(ns, 'a', { v: 'a' }, wave1)),
+      labelled(configMap(ns, 'b', { v: 'b' }, wave1)),
+    ];
     const memo = new AppliedMemo();
     const first = await applyResources(cluster, { owner, rendered, memo });
     expect(first).toMatchObject({ ok: false, waiting: true, unchanged: 0 });

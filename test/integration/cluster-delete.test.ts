@@ -2,9 +2,9 @@
 // it saw removes that object only; one re-created under the same name, or changed since, is left
 // alone with a Conflict (prune of an orphan, a TemplateInstanceSet removing what it stamped).
 import { beforeAll, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/api/object-meta.ts';
 import { isClusterError, type ObjectId } from '../../src/reconcile/cluster-port.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { userClient } from './support/operator.ts';
 
@@ -18,10 +18,6 @@ beforeAll(async () => {
 
 const id = (name: string): ObjectId => ({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace });
 
-async function configMap(name: string, data: Record<string, string>): Promise<KubeObject> {
-  return user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data });
-}
-
 async function conflictOf(action: Promise<unknown>): Promise<boolean> {
   return action.then(
     () => false,
@@ -30,9 +26,10 @@ async function conflictOf(action: Promise<unknown>): Promise<boolean> {
 }
 
 it('deletes only the object with the uid it saw', async () => {
-  const first = await configMap('orphan', { a: '1' });
+  const first = await user.apply(configMap(namespace, 'orphan', { a: '1' }));
   await user.delete(id('orphan'));
-  await configMap('orphan', { a: '2' }); // re-created under the same name: a new uid
+  // Re-created under the same name: a new uid.
+  await user.apply(configMap(namespace, 'orphan', { a: '2' }));
   expect(await conflictOf(user.delete({ ...id('orphan'), uid: first.metadata.uid }))).toBe(true);
   const second = await user.get(id('orphan'));
   expect(second).toBeDefined();
@@ -41,8 +38,8 @@ it('deletes only the object with the uid it saw', async () => {
 });
 
 it('deletes only the version it saw when given one', async () => {
-  const seen = await configMap('stamped', { a: '1' });
-  await configMap('stamped', { a: '2' }); // changed since it was read
+  const seen = await user.apply(configMap(namespace, 'stamped', { a: '1' }));
+  await user.apply(configMap(namespace, 'stamped', { a: '2' })); // changed since it was read
   const stale = { resourceVersion: seen.metadata.resourceVersion };
   expect(await conflictOf(user.delete({ ...id('stamped'), uid: seen.metadata.uid }, stale))).toBe(
     true,

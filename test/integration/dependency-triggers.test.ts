@@ -6,6 +6,7 @@ import type { KubeObject } from '../../src/api/object-meta.ts';
 import { ANNOTATION_RECONCILE_AT, API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { ClusterError } from '../../src/reconcile/cluster-port.ts';
+import { configMap, fromSecret, instance, secret, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
@@ -14,41 +15,23 @@ let user: KubeCluster;
 let running: RunningOperator;
 const rotationLags: number[] = [];
 
-const secret = (name: string, value: string): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  metadata: { name, namespace: ns },
-  stringData: { password: value },
-});
-
-const passwordTemplate = (name: string): KubeObject => ({
-  apiVersion: API_VERSION,
-  kind: 'Template',
-  metadata: { name, namespace: ns },
-  spec: {
-    sync: { mode: 'revert' },
-    parameters: [{ name: 'password' }],
-    handlebars: `apiVersion: v1
+/** A Template rendering a ConfigMap named after the instance, with its password parameter. */
+const PASSWORD_SPEC = {
+  sync: { mode: 'revert' },
+  parameters: [{ name: 'password' }],
+  handlebars: `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{instance.name}}
 data:
   password: {{parameters.password}}
 `,
-  },
-});
+};
 
-const reading = (name: string, templateName: string, secretName: string): KubeObject => ({
-  apiVersion: API_VERSION,
-  kind: 'TemplateInstance',
-  metadata: { name, namespace: ns },
-  spec: {
-    templateRef: { name: templateName },
-    parameters: [
-      { name: 'password', valueFrom: { secretKeyRef: { name: secretName, key: 'password' } } },
-    ],
-  },
-});
+/** The password parameter, read from the key `password` of a Secret. */
+const passwordFrom = (secretName: string): unknown[] => [
+  { name: 'password', valueFrom: fromSecret(secretName, 'password') },
+];
 
 async function password(name: string): Promise<string | undefined> {
   const cm = (await user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: ns })) as
@@ -139,10 +122,10 @@ describe('a watch that starts', () => {
   it('reports no SourceChanged, also when a new instance reads an already-watched Secret', async () => {
     // The Secret lacks the key: the instances fail and keep their watch, and passes that follow
     // the watch's first list must not report it as a change.
-    await user.apply({ ...secret('shared-db', ''), stringData: { other: 'x' } });
-    await user.apply(passwordTemplate('shared'));
-    const first = reading('first', 'shared', 'shared-db');
-    const second = reading('second', 'shared', 'shared-db');
+    await user.apply(secret(ns, 'shared-db', { other: 'x' }));
+    await user.apply(template(ns, 'shared', PASSWORD_SPEC));
+    const first = instance(ns, 'first', 'shared', passwordFrom('shared-db'));
+    const second = instance(ns, 'second', 'shared', passwordFrom('shared-db'));
     await user.apply(first);
     await eventually(
       async () => (await events('first', 'ParameterResolutionFailed')).length > 0,
@@ -161,7 +144,7 @@ describe('a watch that starts', () => {
     expect(await events('second', 'SourceChanged')).toEqual([]);
 
     // A real change is reported, for each instance that reads it.
-    await user.apply(secret('shared-db', 'one'));
+    await user.apply(secret(ns, 'shared-db', { password: 'one' }));
     await eventually(async () => (await password('first')) === 'one', 'the first instance');
     await eventually(async () => (await password('second')) === 'one', 'the second instance');
     await running.operator.idle();
@@ -174,32 +157,19 @@ describe('a watch that starts', () => {
 
 describe('a pass that fails', () => {
   it('keeps its drift trigger: the retry reports DriftReverted', async () => {
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: 'guarded', namespace: ns },
-      spec: {
+    await user.apply(
+      template(ns, 'guarded', {
         sync: { mode: 'revert' },
         handlebars:
           'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guarded\ndata:\n  color: blue\n',
-      },
-    });
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'TemplateInstance',
-      metadata: { name: 'guarded', namespace: ns },
-      spec: { templateRef: { name: 'guarded' } },
-    });
+      }),
+    );
+    await user.apply(instance(ns, 'guarded', 'guarded'));
     await eventually(async () => (await phase('guarded')) === 'Ready', 'guarded Ready');
     await running.operator.idle();
 
     failNextApplyOf('guarded');
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'guarded', namespace: ns },
-      data: { color: 'red' },
-    });
+    await user.apply(configMap(ns, 'guarded', { color: 'red' }));
     await eventually(async () => {
       const cm = (await user.get({
         apiVersion: 'v1',
@@ -220,15 +190,15 @@ describe('a pass that fails', () => {
   });
 
   it('keeps its source trigger: the rotation lag is recorded by the retry', async () => {
-    await user.apply(secret('rotating-db', 'old'));
-    await user.apply(passwordTemplate('rotating'));
-    await user.apply(reading('rotating', 'rotating', 'rotating-db'));
+    await user.apply(secret(ns, 'rotating-db', { password: 'old' }));
+    await user.apply(template(ns, 'rotating', PASSWORD_SPEC));
+    await user.apply(instance(ns, 'rotating', 'rotating', passwordFrom('rotating-db')));
     await eventually(async () => (await password('rotating')) === 'old', 'the first password');
     await running.operator.idle();
     const before = rotationLags.length;
 
     failNextApplyOf('rotating');
-    await user.apply(secret('rotating-db', 'new'));
+    await user.apply(secret(ns, 'rotating-db', { password: 'new' }));
     await eventually(async () => (await password('rotating')) === 'new', 'the rotated password');
     await running.operator.idle();
     expect((await events('rotating', 'ApplyFailed')).length).toBeGreaterThan(0);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { conditionOf, eventRecorded, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
@@ -12,27 +13,8 @@ let ns: string;
 let user: KubeCluster;
 let running: RunningOperator;
 
-function template(name: string, extra: object = {}): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name, namespace: ns },
-    spec: {
-      ...extra,
-      handlebars:
-        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  env: preview\n',
-    },
-  };
-}
-
-function instance(name: string, templateName: string, ttl?: string): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace: ns },
-    spec: { templateRef: { name: templateName }, ...(ttl ? { ttl } : {}) },
-  };
-}
+const PREVIEW =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  env: preview\n';
 
 const get = (kind: string, name: string): Promise<KubeObject | undefined> =>
   user.get({ apiVersion: kind === 'ConfigMap' ? 'v1' : API_VERSION, kind, name, namespace: ns });
@@ -49,8 +31,8 @@ afterAll(async () => {
 
 describe('an instance with a lifetime', () => {
   it('is deleted with what it owns once spec.ttl has passed', async () => {
-    await user.apply(template('preview'));
-    await user.apply(instance('pr-1', 'preview', '4s'));
+    await user.apply(template(ns, 'preview', { handlebars: PREVIEW }));
+    await user.apply(instance(ns, 'pr-1', 'preview', [], { spec: { ttl: '4s' } }));
     const status = await eventually(async () => {
       const s = await instanceStatus(user, ns, 'pr-1');
       return s?.phase === 'Ready' && s;
@@ -67,8 +49,8 @@ describe('an instance with a lifetime', () => {
   });
 
   it('is refused by a Template whose maxTTL is shorter, naming the field, with nothing applied', async () => {
-    await user.apply(template('capped', { maxTTL: '1h' }));
-    await user.apply(instance('long', 'capped', '2h'));
+    await user.apply(template(ns, 'capped', { maxTTL: '1h', handlebars: PREVIEW }));
+    await user.apply(instance(ns, 'long', 'capped', [], { spec: { ttl: '2h' } }));
     const status = await eventually(async () => {
       const s = await instanceStatus(user, ns, 'long');
       return conditionOf(s, 'ParametersValid')?.status === 'False' && s;
@@ -83,11 +65,13 @@ describe('an instance with a lifetime', () => {
       'the pass over long to stop as terminal',
     );
     expect(lines().filter((l) => l.includes('will retry'))).toEqual([]);
+    // Nor is a retry waiting to happen: a backoff is counted as the pass fails, not later.
+    expect(running.operator.instances.queue.retries(`${ns}/long`)).toBe(0);
   });
 
   it('is required by a Template with requireTTL', async () => {
-    await user.apply(template('ephemeral', { requireTTL: true }));
-    await user.apply(instance('forever', 'ephemeral'));
+    await user.apply(template(ns, 'ephemeral', { requireTTL: true, handlebars: PREVIEW }));
+    await user.apply(instance(ns, 'forever', 'ephemeral'));
     const status = await eventually(async () => {
       const s = await instanceStatus(user, ns, 'forever');
       return conditionOf(s, 'ParametersValid')?.status === 'False' && s;

@@ -5,14 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/api/condition.ts';
-import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { isClusterError } from '../../src/reconcile/cluster-port.ts';
+import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let ns: string;
@@ -26,17 +26,6 @@ const configMaps = (count: number): string =>
       `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-${i}\ndata:\n  v: "{{instance.name}}"\n`,
   ).join('');
 
-function template(name: string, handlebars: string, spec: object = {}): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name, namespace: ns },
-    spec: { handlebars, ...spec },
-  };
-}
-
-const instance = (name: string, templateName: string): KubeObject =>
-  instanceObject(ns, name, templateName);
 const statusOf = (name: string): Promise<TemplateInstanceStatus | undefined> =>
   instanceStatus(user, ns, name);
 const ready = (status: TemplateInstanceStatus | undefined): Condition | undefined =>
@@ -81,8 +70,8 @@ describe('a leader whose Lease is taken away mid-reconcile', () => {
       if (WRITES.has(method)) writes.push({ at: Date.now(), path });
     });
     await eventually(async () => running.operator.isLeader(), 'the operator to lead');
-    await user.apply(template('wave', configMaps(6)));
-    for (let i = 0; i < 40; i++) await user.apply(instance(`wave-${i}`, 'wave'));
+    await user.apply(template(ns, 'wave', { handlebars: configMaps(6) }));
+    for (let i = 0; i < 40; i++) await user.apply(instance(ns, `wave-${i}`, 'wave'));
     // Mid-wave: some instances written, far from all.
     await eventually(async () => writes.length >= 20, 'the wave to start writing');
     // Another holder takes the Lease, as a new leader would once it had expired.
@@ -102,8 +91,24 @@ describe('a leader whose Lease is taken away mid-reconcile', () => {
     });
     await eventually(async () => lostAt > 0, 'the old leader to notice', 10_000);
     const expiry = lastRenewal + leaseDurationMs;
-    // Give anything that could still be in flight the time to show up, past the expiry.
-    await eventually(async () => Date.now() > Math.max(expiry, lostAt) + 1_000, 'the expiry');
+    // Nothing can write any more, shown without waiting out the clock: an instance created now
+    // reaches the operator's cache (a leading operator would queue it, and its pass would add
+    // the finalizer), and once no pass is in flight it is still untouched. So no write can come
+    // after the checks below, whenever the Lease expires.
+    await user.apply(instance(ns, 'after-loss', 'wave'));
+    await eventually(
+      async () => running.operator.instances.requests().some((r) => r.name === 'after-loss'),
+      'the operator to see an instance created after it lost the Lease',
+    );
+    await running.operator.idle();
+    const untouched = await user.get({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'after-loss',
+      namespace: ns,
+    });
+    expect(untouched?.metadata.finalizers).toBeUndefined();
+    expect(await statusOf('after-loss')).toBeUndefined();
     expect(writes.filter((w) => w.at > lostAt)).toEqual([]);
     expect(writes.filter((w) => w.at > expiry)).toEqual([]);
     expect(running.operator.isLeader()).toBe(false);
@@ -122,8 +127,8 @@ describe('two writers of one instance status', () => {
 
   it('refuses a write from a stale read instead of overwriting the newer status', async () => {
     running = await startOperator([ns]);
-    await user.apply(template('plain', configMaps(1)));
-    await user.apply(instance('contested', 'plain'));
+    await user.apply(template(ns, 'plain', { handlebars: configMaps(1) }));
+    await user.apply(instance(ns, 'contested', 'plain'));
     await eventually(async () => ready(await statusOf('contested'))?.status === 'True', 'Ready');
     await running.stop();
     const id = {
@@ -183,8 +188,10 @@ spec:
   size: 3
 `;
     running = await startOperator([ns]);
-    await user.apply(template('operator-install', body, { allowClusterScopedResources: true }));
-    await user.apply(instance('with-crd', 'operator-install'));
+    await user.apply(
+      template(ns, 'operator-install', { handlebars: body, allowClusterScopedResources: true }),
+    );
+    await user.apply(instance(ns, 'with-crd', 'operator-install'));
     const status = await eventually(async () => {
       const s = await statusOf('with-crd');
       return ready(s)?.status === 'True' && s;
@@ -220,14 +227,17 @@ describe('waiting on the cluster', () => {
   it('requeues while a pruned object waits on a finalizer, with no error backoff', async () => {
     running = await startOperator([ns]);
     // revert: an `off` instance would freeze after its first apply and never prune.
-    const revert = { sync: { mode: 'revert' } };
-    await user.apply(template('shrinking', configMaps(2), revert));
-    await user.apply(instance('held', 'shrinking'));
+    await user.apply(
+      template(ns, 'shrinking', { sync: { mode: 'revert' }, handlebars: configMaps(2) }),
+    );
+    await user.apply(instance(ns, 'held', 'shrinking'));
     await eventually(async () => ready(await statusOf('held'))?.status === 'True', 'held Ready');
     const id = { apiVersion: 'v1', kind: 'ConfigMap', name: 'held-1', namespace: ns };
     await user.setFinalizers((await user.get(id))!, ['test.stencil.dev/hold']);
     const before = running.logs.length;
-    await user.apply(template('shrinking', configMaps(1), revert));
+    await user.apply(
+      template(ns, 'shrinking', { sync: { mode: 'revert' }, handlebars: configMaps(1) }),
+    );
     // Three passes while the delete waits: requeued, never reported as a failed reconcile.
     await eventually(
       async () =>

@@ -1,26 +1,20 @@
 // Issue #12 on the real API server: an instance is Ready only when what it rendered is healthy.
 // There is no controller-manager here, so the test writes the status a controller would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let ns: string;
 let user: KubeCluster;
 let running: RunningOperator;
 
-function template(name: string, handlebars: string): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name, namespace: ns },
-    spec: { sync: { mode: 'revert' }, handlebars },
-  };
-}
+/** A Template of this file: revert, so that what it renders is kept as rendered. */
+const REVERT = { sync: { mode: 'revert' } };
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -79,8 +73,8 @@ afterAll(async () => {
 
 describe('the health of a rendered Deployment', () => {
   it('drives the instance: InProgress → Current → Failed', async () => {
-    await user.apply(template('web', DEPLOYMENT));
-    await user.apply(instanceObject(ns, 'web', 'web'));
+    await user.apply(template(ns, 'web', { ...REVERT, handlebars: DEPLOYMENT }));
+    await user.apply(instance(ns, 'web', 'web'));
     // No controller has written a status yet: Current once applied.
     await until('web', (s) => conditionOf(s)?.status === 'True', 'web Ready');
 
@@ -132,8 +126,8 @@ describe('the health of a rendered Deployment', () => {
 
 describe('a PersistentVolumeClaim', () => {
   it('keeps the instance Progressing while Pending', async () => {
-    await user.apply(template('volume', claim()));
-    await user.apply(instanceObject(ns, 'volume', 'volume'));
+    await user.apply(template(ns, 'volume', { ...REVERT, handlebars: claim() }));
+    await user.apply(instance(ns, 'volume', 'volume'));
     const status = await until('volume', (s) => s.phase === 'Progressing', 'volume Progressing');
     expect(conditionOf(status)).toMatchObject({ status: 'False', reason: 'ResourcesInProgress' });
     expect(conditionOf(status, 'Applied')?.status).toBe('True');
@@ -141,8 +135,8 @@ describe('a PersistentVolumeClaim', () => {
 
   it('is Ready when its stencil.dev/ready-when expression holds', async () => {
     const annotations = `  annotations:\n    stencil.dev/ready-when: "self.status.phase == 'Pending'"\n`;
-    await user.apply(template('pending-ok', claim(annotations)));
-    await user.apply(instanceObject(ns, 'pending-ok', 'pending-ok'));
+    await user.apply(template(ns, 'pending-ok', { ...REVERT, handlebars: claim(annotations) }));
+    await user.apply(instance(ns, 'pending-ok', 'pending-ok'));
     const status = await until('pending-ok', (s) => s.phase === 'Ready', 'pending-ok Ready');
     expect(status.renderedResources?.[0]?.health).toBe('Current');
   });
@@ -151,7 +145,7 @@ describe('a PersistentVolumeClaim', () => {
 describe('a stencil.dev/ready-when expression that is not CEL', () => {
   it('makes the Template Invalid when it is created, naming the expression', async () => {
     const annotations = `  annotations:\n    stencil.dev/ready-when: "self.status.phase =="\n`;
-    await user.apply(template('broken', claim(annotations)));
+    await user.apply(template(ns, 'broken', { ...REVERT, handlebars: claim(annotations) }));
     const status = await eventually(async () => {
       const object = await user.get({
         apiVersion: API_VERSION,
@@ -189,8 +183,8 @@ data:
     running.connection.http.onRequest((method, path) => {
       if (method === 'DELETE' && path.includes(`/namespaces/${ns}/`)) deletes.push(path);
     });
-    await user.apply(template('ordered', twoWaves));
-    await user.apply(instanceObject(ns, 'ordered', 'ordered'));
+    await user.apply(template(ns, 'ordered', { ...REVERT, handlebars: twoWaves }));
+    await user.apply(instance(ns, 'ordered', 'ordered'));
     // The claim stays Pending (no provisioner here): wave 1 waits, and says for what.
     const waiting = await until(
       'ordered',
@@ -259,8 +253,8 @@ data:
 `;
 
   it('applies the reading wave only once its producer is healthy, with the value it read', async () => {
-    await user.apply(template('reads', producerAndReader));
-    await user.apply(instanceObject(ns, 'reads', 'reads'));
+    await user.apply(template(ns, 'reads', { ...REVERT, handlebars: producerAndReader }));
+    await user.apply(instance(ns, 'reads', 'reads'));
     const service = { apiVersion: 'v1', kind: 'Service', name: 'observed-db', namespace: ns };
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', name: 'reads-endpoint', namespace: ns };
     const waiting = await until(
@@ -291,10 +285,10 @@ data:
 
   it('makes a Template that reads an object of the same wave Invalid, naming both', async () => {
     await user.apply(
-      template(
-        'same-wave',
-        producerAndReader.replace('stencil.dev/wave: "1"', 'stencil.dev/wave: "0"'),
-      ),
+      template(ns, 'same-wave', {
+        ...REVERT,
+        handlebars: producerAndReader.replace('stencil.dev/wave: "1"', 'stencil.dev/wave: "0"'),
+      }),
     );
     const status = await eventually(async () => {
       const object = await user.get({
@@ -330,8 +324,8 @@ metadata:
 data:
   later: {{observed "v1" "ConfigMap" "observed-source" ".data.later"}}
 `;
-    await user.apply(template('copies', body));
-    await user.apply(instanceObject(ns, 'copies', 'copies'));
+    await user.apply(template(ns, 'copies', { ...REVERT, handlebars: body }));
+    await user.apply(instance(ns, 'copies', 'copies'));
     // The first pass may still wait for wave 0's health (just applied); the next one names the path.
     const waiting = await until(
       'copies',
@@ -348,12 +342,7 @@ data:
 
     // Another writer fills the field: the drift watch on ConfigMaps brings the change.
     const source = { apiVersion: 'v1', kind: 'ConfigMap', name: 'observed-source', namespace: ns };
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: source.name, namespace: ns },
-      data: { later: 'here' },
-    });
+    await user.apply(configMap(ns, source.name, { later: 'here' }));
     await until('copies', (s) => s.phase === 'Ready', 'copies Ready');
     expect((await user.get(copy))?.data).toEqual({ later: 'here' });
   });

@@ -7,6 +7,7 @@ import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts'
 import type { TemplateStatus } from '../../src/api/template.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
@@ -15,42 +16,14 @@ let appNs: string;
 let otherNs: string;
 let user: KubeCluster;
 let running: RunningOperator;
+/**
+ * What every Template of this file says besides its body: it serves appNs, in revert mode so
+ * that later edits re-apply (an `off` instance freezes after its first apply).
+ */
+let common: Record<string, unknown>;
 
 const configMapDoc = (name: string, data: string): string =>
   `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${data}\n`;
-
-function template(
-  name: string,
-  handlebars: string,
-  spec: Record<string, unknown> = {},
-): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name, namespace: tplNs },
-    spec: {
-      targetNamespaces: { explicit: { allow: { literal: [appNs] } } },
-      // revert, so that later edits re-apply (an `off` instance freezes after its first apply)
-      sync: { mode: 'revert' },
-      handlebars,
-      ...spec,
-    },
-  };
-}
-
-function instance(
-  name: string,
-  templateName: string,
-  parameters: unknown[] = [],
-  namespace = appNs,
-): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace },
-    spec: { templateRef: { name: templateName, namespace: tplNs }, parameters },
-  };
-}
 
 async function instanceStatus(
   name: string,
@@ -101,6 +74,10 @@ beforeAll(async () => {
   tplNs = await freshNamespace(cluster, 'platform');
   appNs = await freshNamespace(cluster, 'app');
   otherNs = await freshNamespace(cluster, 'other');
+  common = {
+    targetNamespaces: { explicit: { allow: { literal: [appNs] } } },
+    sync: { mode: 'revert' },
+  };
   user = (await userClient()).cluster;
   running = await startOperator([tplNs, appNs, otherNs]);
 });
@@ -112,19 +89,19 @@ afterAll(async () => {
 describe('an instance of a Template', () => {
   it('creates the resources with ownership metadata and reports Ready with the status of SPEC §2', async () => {
     await user.apply(
-      template(
-        'web',
-        `${configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}\n  replicas: "{{parameters.replicas}}"')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: 80}]\n`,
-        {
-          parameters: [
-            { name: 'image', exposeInStatus: true },
-            { name: 'replicas', type: 'number', value: 2 },
-          ],
-        },
-      ),
+      template(tplNs, 'web', {
+        ...common,
+        handlebars: `${configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}\n  replicas: "{{parameters.replicas}}"')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: 80}]\n`,
+        parameters: [
+          { name: 'image', exposeInStatus: true },
+          { name: 'replicas', type: 'number', value: 2 },
+        ],
+      }),
     );
     const created = await user.apply(
-      instance('shop', 'web', [{ name: 'image', value: 'nginx:1.27' }]),
+      instance(appNs, 'shop', { name: 'web', namespace: tplNs }, [
+        { name: 'image', value: 'nginx:1.27' },
+      ]),
     );
     const status = await untilCondition('shop', 'Ready', 'Reconciled');
 
@@ -222,9 +199,13 @@ spec:
         - podSelector: {matchLabels: {app: frontend}}
 `;
     await user.apply(
-      template('faithful', `${policy}${crd}`, { allowClusterScopedResources: true }),
+      template(tplNs, 'faithful', {
+        ...common,
+        handlebars: `${policy}${crd}`,
+        allowClusterScopedResources: true,
+      }),
     );
-    await user.apply(instance('faithful', 'faithful'));
+    await user.apply(instance(appNs, 'faithful', { name: 'faithful', namespace: tplNs }));
     await untilCondition('faithful', 'Ready', 'Reconciled');
     const live = (await get(
       'NetworkPolicy',
@@ -254,13 +235,19 @@ spec:
   });
 
   it('updates resources when a parameter changes, and prunes what the Template stops rendering', async () => {
-    await user.apply(instance('shop', 'web', [{ name: 'image', value: 'nginx:1.28' }]));
+    await user.apply(
+      instance(appNs, 'shop', { name: 'web', namespace: tplNs }, [
+        { name: 'image', value: 'nginx:1.28' },
+      ]),
+    );
     await eventually(
       async () => (await configData('shop-config'))?.image === 'nginx:1.28',
       'the new image',
     );
     await user.apply(
-      template('web', configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}'), {
+      template(tplNs, 'web', {
+        ...common,
+        handlebars: configMapDoc('{{instance.name}}-config', '  image: {{parameters.image}}'),
         parameters: [
           { name: 'image', exposeInStatus: true },
           { name: 'replicas', type: 'number', value: 2 },
@@ -292,7 +279,11 @@ spec:
   it('applies nothing when the API server rejects one rendered object, and converges once fixed', async () => {
     const broken = `${configMapDoc('{{instance.name}}-config', '  image: broken-{{parameters.image}}')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: not-a-port}]\n`;
     await user.apply(
-      template('web', broken, { parameters: [{ name: 'image', exposeInStatus: true }] }),
+      template(tplNs, 'web', {
+        ...common,
+        handlebars: broken,
+        parameters: [{ name: 'image', exposeInStatus: true }],
+      }),
     );
     const status = await untilCondition('shop', 'Applied', 'ApplyFailed');
     expect(condition(status, 'Applied')?.message).toMatch(
@@ -303,7 +294,9 @@ spec:
     expect(await get('Service', 'shop')).toBeUndefined();
 
     await user.apply(
-      template('web', broken.replace('not-a-port', '80'), {
+      template(tplNs, 'web', {
+        ...common,
+        handlebars: broken.replace('not-a-port', '80'),
         parameters: [{ name: 'image', exposeInStatus: true }],
       }),
     );
@@ -314,13 +307,18 @@ spec:
 
   it('keeps an orphan whose delete is blocked as Failed and retries until it is gone', async () => {
     await user.apply(
-      template('hold', `${configMapDoc('keep', '  a: "1"')}${configMapDoc('held', '  b: "2"')}`),
+      template(tplNs, 'hold', {
+        ...common,
+        handlebars: `${configMapDoc('keep', '  a: "1"')}${configMapDoc('held', '  b: "2"')}`,
+      }),
     );
-    await user.apply(instance('hold', 'hold'));
+    await user.apply(instance(appNs, 'hold', { name: 'hold', namespace: tplNs }));
     await untilCondition('hold', 'Ready', 'Reconciled');
     const held = (await get('ConfigMap', 'held'))!;
     await user.setFinalizers(held, ['example.com/hold']);
-    await user.apply(template('hold', configMapDoc('keep', '  a: "1"')));
+    await user.apply(
+      template(tplNs, 'hold', { ...common, handlebars: configMapDoc('keep', '  a: "1"') }),
+    );
     const status = await eventually(async () => {
       const s = await instanceStatus('hold');
       return s?.renderedResources?.some((r) => r.name === 'held' && r.status === 'Failed') && s;
@@ -338,11 +336,13 @@ spec:
 
   it('refuses a namespace the Template does not target, and converges when its labels start to match', async () => {
     await user.apply(
-      template('selective', configMapDoc('{{instance.name}}-selected', '  a: "1"'), {
+      template(tplNs, 'selective', {
+        ...common,
+        handlebars: configMapDoc('{{instance.name}}-selected', '  a: "1"'),
         targetNamespaces: { selector: { matchLabels: { tenant: 'yes' } } },
       }),
     );
-    await user.apply(instance('outsider', 'selective', [], otherNs));
+    await user.apply(instance(otherNs, 'outsider', { name: 'selective', namespace: tplNs }));
     const status = await untilCondition(
       'outsider',
       'TargetNamespaceAllowed',
@@ -363,41 +363,39 @@ spec:
   });
 
   it('does not adopt an existing object unless it carries the adopt annotation', async () => {
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'taken', namespace: appNs },
-      data: { owner: 'someone-else' },
-    });
-    await user.apply(template('adopter', configMapDoc('taken', '  owner: stencil')));
-    await user.apply(instance('adopter', 'adopter'));
+    await user.apply(configMap(appNs, 'taken', { owner: 'someone-else' }));
+    await user.apply(
+      template(tplNs, 'adopter', {
+        ...common,
+        handlebars: configMapDoc('taken', '  owner: stencil'),
+      }),
+    );
+    await user.apply(instance(appNs, 'adopter', { name: 'adopter', namespace: tplNs }));
     const status = await untilCondition('adopter', 'Applied', 'ApplyFailed');
     expect(condition(status, 'Applied')?.message).toContain(
       `ConfigMap ${appNs}/taken already exists and is not managed by this instance`,
     );
     expect(await configData('taken')).toEqual({ owner: 'someone-else' });
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: 'taken',
-        namespace: appNs,
-        annotations: { 'stencil.dev/adopt': `${appNs}/adopter` },
-      },
-      data: { owner: 'someone-else' },
-    });
+    await user.apply(
+      configMap(
+        appNs,
+        'taken',
+        { owner: 'someone-else' },
+        { annotations: { 'stencil.dev/adopt': `${appNs}/adopter` } },
+      ),
+    );
     await untilCondition('adopter', 'Ready', 'Reconciled');
     expect(await configData('taken')).toEqual({ owner: 'stencil' });
   });
 
   it('deletes every owned resource with the instance, even when status.renderedResources was wiped', async () => {
     await user.apply(
-      template(
-        'gone',
-        `${configMapDoc('gone-a', '  a: "1"')}${configMapDoc('gone-b', '  b: "1"')}`,
-      ),
+      template(tplNs, 'gone', {
+        ...common,
+        handlebars: `${configMapDoc('gone-a', '  a: "1"')}${configMapDoc('gone-b', '  b: "1"')}`,
+      }),
     );
-    await user.apply(instance('gone', 'gone'));
+    await user.apply(instance(appNs, 'gone', { name: 'gone', namespace: tplNs }));
     await untilCondition('gone', 'Ready', 'Reconciled');
     // Status writes are conditional on the resourceVersion: write from a fresh read.
     const current = await user.get({
@@ -434,9 +432,14 @@ spec:
   });
 
   it('blocks deleting a referenced Template until its instances are gone', async () => {
-    await user.apply(template('shared', configMapDoc('{{instance.name}}-shared', '  a: "1"')));
-    await user.apply(instance('user-1', 'shared'));
-    await user.apply(instance('user-2', 'shared'));
+    await user.apply(
+      template(tplNs, 'shared', {
+        ...common,
+        handlebars: configMapDoc('{{instance.name}}-shared', '  a: "1"'),
+      }),
+    );
+    await user.apply(instance(appNs, 'user-1', { name: 'shared', namespace: tplNs }));
+    await user.apply(instance(appNs, 'user-2', { name: 'shared', namespace: tplNs }));
     await untilCondition('user-2', 'Ready', 'Reconciled');
     await user.delete({
       apiVersion: API_VERSION,
@@ -501,7 +504,9 @@ describe('a Template', () => {
 
   it('is Valid with a dry-run render when every parameter has a literal default, and holds its finalizer', async () => {
     await user.apply(
-      template('checked', configMapDoc('{{instance.name}}', '  a: {{parameters.a}}'), {
+      template(tplNs, 'checked', {
+        ...common,
+        handlebars: configMapDoc('{{instance.name}}', '  a: {{parameters.a}}'),
         parameters: [{ name: 'a', value: 'x' }],
       }),
     );
@@ -524,7 +529,9 @@ describe('a Template', () => {
 
   it('is Invalid with the line and column of a reference to an undeclared parameter', async () => {
     await user.apply(
-      template('typo', configMapDoc('{{instance.name}}', '  a: {{parameters.colour}}'), {
+      template(tplNs, 'typo', {
+        ...common,
+        handlebars: configMapDoc('{{instance.name}}', '  a: {{parameters.colour}}'),
         parameters: [{ name: 'color', value: 'x' }],
       }),
     );

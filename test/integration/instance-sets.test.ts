@@ -10,8 +10,9 @@ import type { TemplateInstance } from '../../src/api/template-instance.ts';
 import type { TemplateInstanceSetStatus } from '../../src/api/template-instance-set.ts';
 import { API_VERSION, LABEL_INSTANCE_SET } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap, instance, instanceSet, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
 import {
   eventually,
   rejectionOf,
@@ -29,52 +30,30 @@ let platform: string;
 let ns: Record<'n1' | 'n2' | 'n3' | 'n4' | 'refused', string>;
 let user: KubeCluster;
 let running: RunningOperator;
+/** The Set's spec unless a test says otherwise (set once `platform` exists). */
+let setSpec: Record<string, unknown>;
 
-const template: () => KubeObject = () => ({
-  apiVersion: API_VERSION,
-  kind: 'Template',
-  metadata: { name: 'team-settings', namespace: platform },
-  spec: {
-    parameters: [
-      { name: 'greeting', type: 'string', value: 'hello' },
-      { name: 'replicas', type: 'number', value: 1 },
-      { name: 'color', type: 'string', value: 'blue' },
-    ],
-    targetNamespaces: { selector: { matchLabels: { [ALLOWED]: 'yes' } } },
-    sync: { mode: 'revert' },
-    handlebars: [
-      'apiVersion: v1',
-      'kind: ConfigMap',
-      'metadata:',
-      '  name: team-settings',
-      'data:',
-      '  greeting: {{quote parameters.greeting}}',
-      '  replicas: "{{parameters.replicas}}"',
-      '  color: {{quote parameters.color}}',
-      '',
-    ].join('\n'),
-  },
-});
-
-function setObject(spec: Record<string, unknown> = {}, name = SET): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstanceSet',
-    metadata: { name },
-    spec: {
-      namespaceSelector: { matchLabels: { [TEAM]: 'x' } },
-      template: {
-        metadata: { labels: { 'example.com/fanout': 'yes' } },
-        spec: {
-          templateRef: { name: 'team-settings', namespace: platform },
-          parameters: [{ name: 'greeting', value: 'hi' }],
-        },
-      },
-      overrides: { configMap: { name: 'set-overrides', parameters: ['color'] } },
-      ...spec,
-    },
-  };
-}
+/** The Template the Set stamps, in `platform`. */
+const TEAM_SETTINGS = {
+  parameters: [
+    { name: 'greeting', type: 'string', value: 'hello' },
+    { name: 'replicas', type: 'number', value: 1 },
+    { name: 'color', type: 'string', value: 'blue' },
+  ],
+  targetNamespaces: { selector: { matchLabels: { [ALLOWED]: 'yes' } } },
+  sync: { mode: 'revert' },
+  handlebars: [
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    '  name: team-settings',
+    'data:',
+    '  greeting: {{quote parameters.greeting}}',
+    '  replicas: "{{parameters.replicas}}"',
+    '  color: {{quote parameters.color}}',
+    '',
+  ].join('\n'),
+};
 
 /** The user's whole say on a namespace's labels and annotations (server-side apply). */
 async function labelNamespace(
@@ -133,8 +112,19 @@ beforeAll(async () => {
     refused: await freshNamespace(cluster, 'sets-refused'),
   };
   user = (await userClient()).cluster;
+  setSpec = {
+    namespaceSelector: { matchLabels: { [TEAM]: 'x' } },
+    template: {
+      metadata: { labels: { 'example.com/fanout': 'yes' } },
+      spec: {
+        templateRef: { name: 'team-settings', namespace: platform },
+        parameters: [{ name: 'greeting', value: 'hi' }],
+      },
+    },
+    overrides: { configMap: { name: 'set-overrides', parameters: ['color'] } },
+  };
   running = await startOperator([platform, ...Object.values(ns)]);
-  await user.apply(template());
+  await user.apply(template(platform, 'team-settings', TEAM_SETTINGS));
 });
 
 afterAll(async () => {
@@ -153,7 +143,7 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
       { 'parameters.stencil.dev/greeting': 'hello from n1' },
     );
     await labelNamespace(ns.n2, { [ALLOWED]: 'yes', 'parameters.stencil.dev/replicas': '3' });
-    await user.apply(setObject());
+    await user.apply(instanceSet(SET, setSpec));
     // Nothing matches yet.
     await counts(0, 0, 0);
     expect(conditionOf(await setStatus())?.status).toBe('True');
@@ -231,19 +221,9 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
   });
 
   it('re-renders when the ConfigMap override in the namespace changes', async () => {
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'set-overrides', namespace: ns.n2 },
-      data: { color: 'green' },
-    });
+    await user.apply(configMap(ns.n2, 'set-overrides', { color: 'green' }));
     await eventually(async () => (await settingsIn(ns.n2))?.color === 'green', 'n2 color green');
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'set-overrides', namespace: ns.n2 },
-      data: { color: 'red' },
-    });
+    await user.apply(configMap(ns.n2, 'set-overrides', { color: 'red' }));
     await eventually(async () => (await settingsIn(ns.n2))?.color === 'red', 'n2 color red');
     expect((await settingsIn(ns.n1))?.color).toBe('blue');
   });
@@ -260,13 +240,11 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
   });
 
   it('never touches an instance of the same name it did not stamp', async () => {
-    await user.apply({
-      ...instanceObject(ns.n3, SET, 'team-settings'),
-      spec: {
-        templateRef: { name: 'team-settings', namespace: platform },
-        parameters: [{ name: 'greeting', value: 'mine' }],
-      },
-    });
+    await user.apply(
+      instance(ns.n3, SET, { name: 'team-settings', namespace: platform }, [
+        { name: 'greeting', value: 'mine' },
+      ]),
+    );
     await labelNamespace(ns.n3, { [ALLOWED]: 'yes', [TEAM]: 'x' });
     const status = await counts(4, 2, 2);
     expect(status.failingNamespaces?.find((f) => f.namespace === ns.n3)).toMatchObject({
@@ -311,7 +289,7 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
   });
 
   it('with preserveOnRemoval, releases the instance instead: it stays, without label or owner', async () => {
-    await user.apply(setObject({ preserveOnRemoval: true }));
+    await user.apply(instanceSet(SET, { ...setSpec, preserveOnRemoval: true }));
     await labelNamespace(ns.n2, { [ALLOWED]: 'yes', 'parameters.stencil.dev/replicas': '3' });
     await eventually(async () => {
       const live = await instanceIn(ns.n2);
@@ -330,15 +308,13 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
 
   it('says when its Template does not exist, and creates nothing', async () => {
     const name = `${SET}-missing`;
-    const spec = setObject().spec as { template: { spec: { templateRef: object } } };
-    await user.apply({
-      ...setObject({}, name),
-      spec: {
-        ...spec,
+    await user.apply(
+      instanceSet(name, {
+        ...setSpec,
         template: { spec: { templateRef: { name: 'no-such-template', namespace: platform } } },
         overrides: undefined,
-      },
-    });
+      }),
+    );
     const status = await eventually(async () => {
       const s = await setStatus(name);
       return conditionOf(s)?.reason === 'TemplateNotFound' && s;
@@ -350,7 +326,7 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
 
 describe('the TemplateInstanceSet CRD', () => {
   const bad = (patch: (spec: Record<string, unknown>) => void): KubeObject => {
-    const object = structuredClone(setObject({}, `${SET}-bad`));
+    const object = structuredClone(instanceSet(`${SET}-bad`, setSpec));
     patch(object.spec as Record<string, unknown>);
     return object;
   };
@@ -394,7 +370,7 @@ describe('the TemplateInstanceSet CRD', () => {
   });
 
   it('rejects a name longer than a label value may be', async () => {
-    const message = await rejectionOf(user.apply(setObject({}, `s${'x'.repeat(63)}`)));
+    const message = await rejectionOf(user.apply(instanceSet(`s${'x'.repeat(63)}`, setSpec)));
     expect(message).toContain('at most 63 characters');
   });
 });

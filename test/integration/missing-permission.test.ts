@@ -17,8 +17,9 @@ import {
   relocateRbac,
   removeClusterScoped,
 } from '../../tools/local/operator-identity.ts';
+import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, eventRecorded, instanceObject, instanceStatus } from './support/instances.ts';
+import { conditionOf, eventRecorded, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'stencil-permission-'));
@@ -57,12 +58,7 @@ beforeAll(async () => {
   operator = (await installOperatorIdentity(admin, rbac, kubeconfig)).connection;
   running = await startOperator([ns], kubeconfig);
   user = (await userClient()).cluster;
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'with-claim', namespace: ns },
-    spec: { sync: { mode: 'revert' }, handlebars: BODY },
-  });
+  await user.apply(template(ns, 'with-claim', { sync: { mode: 'revert' }, handlebars: BODY }));
 }, 60_000);
 
 afterAll(async () => {
@@ -75,7 +71,7 @@ afterAll(async () => {
 
 describe('a kind the operator has no rights on', () => {
   it('shows Ready=False naming verb, resource and namespace, and deleting the instance finishes', async () => {
-    await user.apply(instanceObject(ns, 'app', 'with-claim'));
+    await user.apply(instance(ns, 'app', 'with-claim'));
     const ready = await eventually(async () => {
       const condition = conditionOf(await instanceStatus(user, ns, 'app'));
       return condition?.status === 'False' && condition;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { countRequests, sharedEndpoint } from './support/apiserver-requests.ts';
+import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
@@ -30,24 +31,14 @@ afterAll(async () => {
 });
 
 it('performs no write when a forced resync finds nothing to change', async () => {
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'app', namespace },
-    spec: {
+  await user.apply(
+    template(namespace, 'app', {
       parameters: [{ name: 'color', value: 'blue', exposeInStatus: true }],
       handlebars:
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: {{parameters.color}}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: 80}]\n',
-    },
-  });
-  for (const name of ['a', 'b', 'c']) {
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'TemplateInstance',
-      metadata: { name, namespace },
-      spec: { templateRef: { name: 'app' } },
-    });
-  }
+    }),
+  );
+  for (const name of ['a', 'b', 'c']) await user.apply(instance(namespace, name, 'app'));
   await eventually(async () => {
     const list = await user.list(API_VERSION, 'TemplateInstance', { namespace });
     return (

@@ -3,9 +3,8 @@
 // exits 0 with the Lease released.
 import { freePort } from '../../tools/control-plane/control-plane.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/api/object-meta.ts';
-import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, userClient } from './support/operator.ts';
 import { spawnStencilRun, type StencilProcess } from './support/stencil-process.ts';
@@ -63,12 +62,6 @@ const leaderOf = async (): Promise<Replica | undefined> => {
   return undefined;
 };
 
-const instance = (name: string, color: string): KubeObject => ({
-  apiVersion: API_VERSION,
-  kind: 'TemplateInstance',
-  metadata: { name, namespace: ns },
-  spec: { templateRef: { name: 'app' }, parameters: [{ name: 'color', value: color }] },
-});
 const color = async (name: string): Promise<string | undefined> =>
   (
     (await user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: ns })) as
@@ -80,17 +73,14 @@ beforeAll(async () => {
   ns = await freshNamespace(cluster, 'ops');
   operatorNs = await freshNamespace(cluster, 'stencil-system');
   user = (await userClient()).cluster;
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'app', namespace: ns },
-    spec: {
+  await user.apply(
+    template(ns, 'app', {
       sync: { mode: 'revert' },
       parameters: [{ name: 'color' }],
       handlebars:
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: {{parameters.color}}\n',
-    },
-  });
+    }),
+  );
   for (const replica of [await startReplica(), await startReplica()]) {
     await eventually(
       async () => (await get(replica.probePort, '/readyz')).status === 200,
@@ -107,7 +97,7 @@ afterAll(() => {
 describe('two replicas with --leader-elect', () => {
   it('elect exactly one leader, and only the leader reconciles', async () => {
     const leader = await eventually(leaderOf, 'a leader', 30_000);
-    await user.apply(instance('one', 'red'));
+    await user.apply(instance(ns, 'one', 'app', [{ name: 'color', value: 'red' }]));
     await eventually(async () => (await color('one')) === 'red', 'the instance to be applied');
     const follower = replicas.find((r) => r !== leader)!;
     const followerMetrics = (await get(follower.metricsPort, '/metrics')).body;
@@ -155,8 +145,8 @@ describe('two replicas with --leader-elect', () => {
   it('hand over to the standby when the leader dies, converging a change made during the gap', async () => {
     const leader = (await leaderOf())!;
     leader.child.kill('SIGKILL');
-    await user.apply(instance('one', 'green'));
-    await user.apply(instance('two', 'blue'));
+    await user.apply(instance(ns, 'one', 'app', [{ name: 'color', value: 'green' }]));
+    await user.apply(instance(ns, 'two', 'app', [{ name: 'color', value: 'blue' }]));
     const next = await eventually(leaderOf, 'the standby to take over', 45_000);
     expect(next).not.toBe(leader);
     await eventually(

@@ -3,10 +3,10 @@
 // `null` that removes a default key (the API server keeps nulls inside a free-form value) and a
 // value read from a ConfigMap as JSON.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap, fromConfigMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let running: RunningOperator;
@@ -24,17 +24,13 @@ afterAll(async () => {
 });
 
 it('applies the merged value and reports it in status', async () => {
-  await user.apply({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'ports', namespace },
-    data: { json: '[{"name":"http","targetPort":8081},{"name":"grpc","port":9000}]' },
-  });
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'merging', namespace },
-    spec: {
+  await user.apply(
+    configMap(namespace, 'ports', {
+      json: '[{"name":"http","targetPort":8081},{"name":"grpc","port":9000}]',
+    }),
+  );
+  await user.apply(
+    template(namespace, 'merging', {
       parameters: [
         {
           name: 'settings',
@@ -57,12 +53,12 @@ it('applies the merged value and reports it in status', async () => {
       ],
       handlebars:
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  settings: {{quote (toJson parameters.settings)}}\n  ports: {{quote (toJson parameters.ports)}}\n',
-    },
-  });
+    }),
+  );
   await user.apply(
-    instanceObject(namespace, 'merged', 'merging', [
+    instance(namespace, 'merged', 'merging', [
       { name: 'settings', value: { log: { level: 'debug' }, features: ['ledger'], gone: null } },
-      { name: 'ports', valueFrom: { configMapKeyRef: { name: 'ports', key: 'json' } } },
+      { name: 'ports', valueFrom: fromConfigMap('ports', 'json') },
     ]),
   );
   const settings = { log: { level: 'debug', format: 'json' }, features: ['ledger'] };
@@ -95,7 +91,7 @@ it('applies the merged value and reports it in status', async () => {
 
 it('fails ParametersValid naming the parameter when an item lacks the merge key', async () => {
   await user.apply(
-    instanceObject(namespace, 'keyless', 'merging', [{ name: 'ports', value: [{ port: 1 }] }]),
+    instance(namespace, 'keyless', 'merging', [{ name: 'ports', value: [{ port: 1 }] }]),
   );
   const condition = await eventually(async () => {
     const c = conditionOf(await instanceStatus(user, namespace, 'keyless'), 'ParametersValid');

@@ -11,6 +11,7 @@ import {
   API_VERSION,
 } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { fromSecret, instance, secret, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { conditionOf, instanceStatus } from './support/instances.ts';
 import {
@@ -50,23 +51,10 @@ const role = (secrets: string[]): KubeObject => ({
   ],
 });
 
-const instance = (
-  name: string,
-  valueFrom: Record<string, unknown>,
-  annotations?: Record<string, string>,
-): KubeObject => ({
-  apiVersion: API_VERSION,
-  kind: 'TemplateInstance',
-  metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
-  spec: {
-    templateRef: { name: 'echo' },
-    parameters: [{ name: 'v', valueFrom, defaultValue: 'the default' }],
-  },
-});
-
-const secretRef = (name: string): Record<string, unknown> => ({
-  secretKeyRef: { name, key: 'value' },
-});
+/** The parameters of an instance of `echo`: its one parameter read from `valueFrom`. */
+const echoing = (valueFrom: Record<string, unknown>): unknown[] => [
+  { name: 'v', valueFrom, defaultValue: 'the default' },
+];
 
 async function ready(name: string, reason: string, as = tester): Promise<Condition> {
   let seen: Condition | undefined;
@@ -140,30 +128,19 @@ beforeAll(async () => {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'instance-author' },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
   });
-  for (const [name, value] of [
-    ['granted', GRANTED],
-    ['withheld', WITHHELD],
-  ])
-    await tester.apply({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name, namespace: ns },
-      stringData: { value },
-    });
-  await tester.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'echo', namespace: ns },
-    spec: {
+  for (const [name, value] of Object.entries({ granted: GRANTED, withheld: WITHHELD }))
+    await tester.apply(secret(ns, name, { value }));
+  await tester.apply(
+    template(ns, 'echo', {
       // Not off: an off instance freezes after its first apply and never reads again.
       sync: { mode: 'revert' },
       parameters: [{ name: 'v', type: 'string' }],
       handlebars:
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-out\ndata:\n  v: {{quote parameters.v}}\n',
-    },
-  });
+    }),
+  );
   // Created before requester mode is on: nobody recorded.
-  await tester.apply(instance('legacy', secretRef('granted')));
+  await tester.apply(instance(ns, 'legacy', 'echo', echoing(fromSecret('granted', 'value'))));
   running = await startOperator([ns], undefined, {
     webhook: loopbackWebhook(ns, STRICT_CONFIGURATION, {
       requester: true,
@@ -186,7 +163,7 @@ afterAll(async () => {
 
 describe('requester mode (--authorize-sources=requester)', () => {
   it('records the creator, and reads what that user may read', async () => {
-    await ordinary.apply(instance('mine', secretRef('granted')));
+    await ordinary.apply(instance(ns, 'mine', 'echo', echoing(fromSecret('granted', 'value'))));
     const record = JSON.parse((await recorded('mine')) ?? '{}') as Record<string, unknown>;
     expect(record).toEqual({
       username: 'ordinary',
@@ -198,28 +175,33 @@ describe('requester mode (--authorize-sources=requester)', () => {
   });
 
   it('refuses a read the creator may not make, with no default standing in', async () => {
-    await ordinary.apply(instance('theirs', secretRef('withheld')));
+    await ordinary.apply(instance(ns, 'theirs', 'echo', echoing(fromSecret('withheld', 'value'))));
     const condition = await ready('theirs', 'SourceNotAuthorized', ordinary);
     expect(condition.message).toContain(
       `user "ordinary", who created the instance, may not get Secret ${ns}/withheld`,
     );
     expect(await output('theirs')).toBeUndefined();
     // The same read for someone who may make it.
-    await tester.apply(instance('for-admin', secretRef('withheld')));
+    await tester.apply(instance(ns, 'for-admin', 'echo', echoing(fromSecret('withheld', 'value'))));
     await ready('for-admin', 'Reconciled');
     expect((await output('for-admin'))?.data).toEqual({ v: WITHHELD });
   });
 
   it('asks for list rights for a LIST read', async () => {
     await ordinary.apply(
-      instance('listing', {
-        objectFieldRef: {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          namespace: ns,
-          jsonPath: '.items[0].metadata.name',
-        },
-      }),
+      instance(
+        ns,
+        'listing',
+        'echo',
+        echoing({
+          objectFieldRef: {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            namespace: ns,
+            jsonPath: '.items[0].metadata.name',
+          },
+        }),
+      ),
     );
     const condition = await ready('listing', 'SourceNotAuthorized', ordinary);
     expect(condition.message).toContain(`may not list ConfigMap objects in namespace "${ns}"`);
@@ -230,20 +212,28 @@ describe('requester mode (--authorize-sources=requester)', () => {
     expect(
       await rejectionOf(
         ordinary.apply(
-          instance('forged', secretRef('withheld'), { [ANNOTATION_REQUESTER]: forged }),
+          instance(ns, 'forged', 'echo', echoing(fromSecret('withheld', 'value')), {
+            annotations: { [ANNOTATION_REQUESTER]: forged },
+          }),
         ),
       ),
     ).toContain('metadata.annotations["stencil.dev/requester"] is written by');
     expect(
       await rejectionOf(
         ordinary.apply(
-          instance('theirs', secretRef('withheld'), { [ANNOTATION_REQUESTER]: forged }),
+          instance(ns, 'theirs', 'echo', echoing(fromSecret('withheld', 'value')), {
+            annotations: { [ANNOTATION_REQUESTER]: forged },
+          }),
         ),
       ),
     ).toContain('may not be changed');
     // A re-apply of the manifest, which never had the annotation, keeps the record.
     const before = await recorded('mine');
-    await ordinary.apply(instance('mine', secretRef('granted'), { note: 're-applied' }));
+    await ordinary.apply(
+      instance(ns, 'mine', 'echo', echoing(fromSecret('granted', 'value')), {
+        annotations: { note: 're-applied' },
+      }),
+    );
     expect(await recorded('mine')).toBe(before);
   });
 

@@ -8,6 +8,7 @@ import type { Template } from '../../src/api/template.ts';
 import type { TemplateInstance } from '../../src/api/template-instance.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
@@ -16,6 +17,8 @@ let tenants: string[];
 let canary: string;
 let user: KubeCluster;
 let running: RunningOperator;
+/** The Template `app` in `platform`, all but its body (set once the namespaces exist). */
+let appSpec: Record<string, unknown>;
 
 const BODY = (version: string, annotations = ''): string => `apiVersion: v1
 kind: ConfigMap
@@ -29,37 +32,6 @@ ${annotations}data:
 const HELD = `  annotations:
     stencil.dev/ready-when: "has(self.metadata.labels) && 'approved' in self.metadata.labels"
 `;
-
-function template(body: string): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'app', namespace: platform },
-    spec: {
-      // revert: an `off` instance freezes after its first apply and never moves (SPEC §7).
-      sync: { mode: 'revert' },
-      revisionHistoryLimit: 2,
-      targetNamespaces: { explicit: { allow: { literal: tenants } } },
-      rollout: {
-        strategy: 'Progressive',
-        maxUnavailable: 2,
-        stages: [{ name: 'canary', namespaceSelector: { matchLabels: { stage: 'canary' } } }],
-      },
-      handlebars: body,
-    },
-  };
-}
-
-function instance(namespace: string, name: string, revision?: number): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace },
-    spec: {
-      templateRef: { name: 'app', namespace: platform, ...(revision ? { revision } : {}) },
-    },
-  };
-}
 
 async function instances(): Promise<TemplateInstance[]> {
   const all = await Promise.all(
@@ -114,14 +86,27 @@ beforeAll(async () => {
   for (const prefix of ['team-b', 'team-c', 'team-d'])
     tenants.push(await freshNamespace(cluster, prefix));
   user = (await userClient()).cluster;
+  appSpec = {
+    // revert: an `off` instance freezes after its first apply and never moves (SPEC §7).
+    sync: { mode: 'revert' },
+    revisionHistoryLimit: 2,
+    targetNamespaces: { explicit: { allow: { literal: tenants } } },
+    rollout: {
+      strategy: 'Progressive',
+      maxUnavailable: 2,
+      stages: [{ name: 'canary', namespaceSelector: { matchLabels: { stage: 'canary' } } }],
+    },
+  };
   running = await startOperator([platform, ...tenants]);
-  await user.apply(template(BODY('1')));
+  await user.apply(template(platform, 'app', { ...appSpec, handlebars: BODY('1') }));
   await eventually(
     async () => (await templateStatus())?.latestRevision === 1,
     'revision 1 of the Template',
   );
-  for (const ns of tenants) for (let n = 0; n < 5; n++) await user.apply(instance(ns, `app-${n}`));
-  await user.apply(instance(canary, 'pinned', 1));
+  const app = { name: 'app', namespace: platform };
+  for (const ns of tenants)
+    for (let n = 0; n < 5; n++) await user.apply(instance(ns, `app-${n}`, app));
+  await user.apply(instance(canary, 'pinned', { ...app, revision: 1 }));
   await eventually(async () => {
     const all = await instances();
     return (
@@ -136,7 +121,7 @@ afterAll(async () => {
 
 describe('a progressive rollout with a canary stage', () => {
   it('updates the canary namespace first, at most maxUnavailable at a time, then the rest', async () => {
-    await user.apply(template(BODY('2', HELD)));
+    await user.apply(template(platform, 'app', { ...appSpec, handlebars: BODY('2', HELD) }));
     // Every instance learns of revision 2 within seconds, not at the resync: the pinned one and
     // those the rollout has not moved yet too (issue #23 defect 1).
     await eventually(
@@ -192,7 +177,9 @@ describe('a progressive rollout with a canary stage', () => {
 
   it('halts a bad change after the canary, naming the failing instances, with the other 15 untouched', async () => {
     // The API server rejects a ConfigMap whose data value is a number.
-    await user.apply(template(`${BODY('3')}  broken: 42\n`));
+    await user.apply(
+      template(platform, 'app', { ...appSpec, handlebars: `${BODY('3')}  broken: 42\n` }),
+    );
     // Both admitted canary instances fail; the halt names them (the second may report later).
     const status = await eventually(async () => {
       const s = await templateStatus();
@@ -264,30 +251,7 @@ data:
   size: "{{parameters.${parameter}}}"
 `;
 
-  function migrating(handlebars: string, parameter: string, migrations: object[] = []): KubeObject {
-    return {
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: 'store', namespace: platform },
-      spec: {
-        sync: { mode: 'revert' },
-        targetNamespaces: { explicit: { allow: { literal: tenants } } },
-        parameters: [{ name: parameter }],
-        migrations,
-        handlebars,
-      },
-    };
-  }
-
-  const storeInstance = (name: string): KubeObject => ({
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace: tenants[1] },
-    spec: {
-      templateRef: { name: 'store', namespace: platform },
-      parameters: [{ name: 'size', value: '10Gi' }],
-    },
-  });
+  const sized = [{ name: 'size', value: '10Gi' }];
 
   const configMap = async (
     name: string,
@@ -295,8 +259,18 @@ data:
     user.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: tenants[1] });
 
   it('renames a parameter and keeps a renamed object under its old name, uid and all', async () => {
-    await user.apply(migrating(body('db', 'size'), 'size'));
-    await user.apply(storeInstance('orders'));
+    const revert = { sync: { mode: 'revert' } };
+    const targets = { targetNamespaces: { explicit: { allow: { literal: tenants } } } };
+    await user.apply(
+      template(platform, 'store', {
+        ...revert,
+        ...targets,
+        parameters: [{ name: 'size' }],
+        handlebars: body('db', 'size'),
+      }),
+    );
+    const store = { name: 'store', namespace: platform };
+    await user.apply(instance(tenants[1]!, 'orders', store, sized));
     const before = await eventually(async () => {
       const cm = await configMap('orders-db');
       return cm?.data?.size === '10Gi' && cm;
@@ -305,17 +279,23 @@ data:
     // Revision 2: the parameter is now `capacity` and the object `-database`; the instance still
     // says `size`, and nobody edits it.
     await user.apply(
-      migrating(body('database', 'capacity'), 'capacity', [
-        { renameParameter: { from: 'size', to: 'capacity' } },
-        {
-          renameObject: {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            from: '{{instance.name}}-db',
-            to: '{{instance.name}}-database',
+      template(platform, 'store', {
+        ...revert,
+        ...targets,
+        parameters: [{ name: 'capacity' }],
+        migrations: [
+          { renameParameter: { from: 'size', to: 'capacity' } },
+          {
+            renameObject: {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              from: '{{instance.name}}-db',
+              to: '{{instance.name}}-database',
+            },
           },
-        },
-      ]),
+        ],
+        handlebars: body('database', 'capacity'),
+      }),
     );
     await eventually(async () => {
       const i = (await user.get({
@@ -332,7 +312,7 @@ data:
     expect(await configMap('orders-database')).toBeUndefined();
 
     // An instance that never had the old object gets the new name.
-    await user.apply(storeInstance('billing'));
+    await user.apply(instance(tenants[1]!, 'billing', store, sized));
     await eventually(
       async () => (await configMap('billing-database'))?.data?.size === '10Gi',
       'billing-database',

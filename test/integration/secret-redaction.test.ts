@@ -14,6 +14,15 @@ import {
   shows,
   type SecretLeakCase,
 } from '../support/secret-leak-cases.ts';
+import {
+  binarySecret,
+  CONFIG_MAP_BODY,
+  configMap,
+  fromConfigMap,
+  fromSecret,
+  instance,
+  template,
+} from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
@@ -79,36 +88,16 @@ const OPERATOR_CASES: readonly OperatorCase[] = [
 function objectsFor(leak: OperatorCase, i: number): KubeObject[] {
   const secret = leak.secret ?? SECRET;
   return [
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `s${i}`, namespace: ns },
-      data: { pw: Buffer.from(secret).toString('base64') },
-    },
-    {
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: `t${i}`, namespace: ns },
-      spec: {
-        sync: { mode: 'revert' },
-        parameters: [{ name: 'pw', type: 'string' }, ...(leak.parameters ?? [])],
-        handlebars: leak.body,
-      },
-    },
-    {
-      apiVersion: API_VERSION,
-      kind: 'TemplateInstance',
-      metadata: { name: `i${i}`, namespace: ns },
-      spec: {
-        templateRef: { name: `t${i}` },
-        parameters: [
-          {
-            name: 'pw',
-            valueFrom: leak.valueFrom?.(`s${i}`) ?? { secretKeyRef: { name: `s${i}`, key: 'pw' } },
-          },
-        ],
-      },
-    },
+    // `data`, not stringData: the value reaches the API server only base64-encoded.
+    binarySecret(ns, `s${i}`, { pw: secret }),
+    template(ns, `t${i}`, {
+      sync: { mode: 'revert' },
+      parameters: [{ name: 'pw', type: 'string' }, ...(leak.parameters ?? [])],
+      handlebars: leak.body,
+    }),
+    instance(ns, `i${i}`, `t${i}`, [
+      { name: 'pw', valueFrom: leak.valueFrom?.(`s${i}`) ?? fromSecret(`s${i}`, 'pw') },
+    ]),
   ];
 }
 
@@ -134,36 +123,22 @@ describe('a runaway render on the operator', () => {
     const body =
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: |\n' +
       '{{#each parameters.l}}{{#each ../parameters.l}}{{indent 1 @root.parameters.big}}{{/each}}{{/each}}\n';
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'big', namespace: ns },
-      data: { big: 'x'.repeat(1_000_000) },
-    });
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: 'runaway', namespace: ns },
-      spec: {
+    await user.apply(configMap(ns, 'big', { big: 'x'.repeat(1_000_000) }));
+    await user.apply(
+      template(ns, 'runaway', {
         parameters: [
           { name: 'l', type: 'array' },
           { name: 'big', type: 'string' },
         ],
         handlebars: body,
-      },
-    });
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'TemplateInstance',
-      metadata: { name: 'runaway', namespace: ns },
-      spec: {
-        templateRef: { name: 'runaway' },
-        parameters: [
-          { name: 'l', value: Array.from({ length: 300 }, (_, i) => i) },
-          { name: 'big', valueFrom: { configMapKeyRef: { name: 'big', key: 'big' } } },
-        ],
-      },
-    });
+      }),
+    );
+    await user.apply(
+      instance(ns, 'runaway', 'runaway', [
+        { name: 'l', value: Array.from({ length: 300 }, (_, i) => i) },
+        { name: 'big', valueFrom: fromConfigMap('big', 'big') },
+      ]),
+    );
     const status = await eventually(async () => {
       const s = await statusOf('runaway');
       return ready(s)?.reason === 'TemplateExecutionFailed' && s;
@@ -172,20 +147,8 @@ describe('a runaway render on the operator', () => {
       'rendered output exceeds the limit of 2097152 bytes (2 MiB)',
     );
     // Still serving everyone else: a new instance of another Template converges.
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: 'plain', namespace: ns },
-      spec: {
-        handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n',
-      },
-    });
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'TemplateInstance',
-      metadata: { name: 'after-runaway', namespace: ns },
-      spec: { templateRef: { name: 'plain' } },
-    });
+    await user.apply(template(ns, 'plain', { handlebars: CONFIG_MAP_BODY }));
+    await user.apply(instance(ns, 'after-runaway', 'plain'));
     await eventually(
       async () => ready(await statusOf('after-runaway'))?.status === 'True',
       'after-runaway Ready',

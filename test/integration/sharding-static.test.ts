@@ -2,11 +2,11 @@
 // namespaces by rendezvous hashing with no Lease at all; every instance converges, reconciled by
 // the one operator whose shard its namespace hashes to.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { API_VERSION } from '../../src/api/well-known.ts';
 import { ownerOf } from '../../src/framework/rendezvous.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { CONFIG_MAP_BODY, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let user: KubeCluster;
@@ -32,21 +32,14 @@ afterAll(async () => {
 });
 
 it('splits the namespaces between two fixed shards, each instance reconciled by its shard only', async () => {
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'static', namespace: templateNamespace },
-    spec: {
+  await user.apply(
+    template(templateNamespace, 'static', {
       targetNamespaces: { explicit: { allow: { literal: ['*'] } } },
-      handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n',
-    },
-  });
-  for (const ns of namespaces) {
-    const instance = instanceObject(ns, 'one', 'static');
-    (instance.spec as { templateRef: { namespace?: string } }).templateRef.namespace =
-      templateNamespace;
-    await user.apply(instance);
-  }
+      handlebars: CONFIG_MAP_BODY,
+    }),
+  );
+  for (const ns of namespaces)
+    await user.apply(instance(ns, 'one', { name: 'static', namespace: templateNamespace }));
   for (const ns of namespaces)
     await eventually(
       async () => conditionOf(await instanceStatus(user, ns, 'one'))?.status === 'True',

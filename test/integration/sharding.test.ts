@@ -12,8 +12,9 @@ import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { TemplateInstance } from '../../src/api/template-instance.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, instanceObject } from './support/instances.ts';
+import { conditionOf } from './support/instances.ts';
 import { eventually, userClient } from './support/operator.ts';
 import {
   alive,
@@ -53,11 +54,15 @@ data:
   .join('---\n');
 
 async function setValue(namespace: string, name: string, value: string): Promise<void> {
-  const instance = instanceObject(namespace, name, 'sharded', [{ name: 'value', value }]);
-  (instance.spec as { templateRef: { namespace?: string } }).templateRef.namespace =
-    templateNamespace;
-  instance.metadata.labels = { 'shard-run': run };
-  await user.apply(instance);
+  await user.apply(
+    instance(
+      namespace,
+      name,
+      { name: 'sharded', namespace: templateNamespace },
+      [{ name: 'value', value }],
+      { labels: { 'shard-run': run } },
+    ),
+  );
 }
 
 const keys = (): string[] =>
@@ -148,17 +153,14 @@ beforeAll(async () => {
   templateNamespace = await freshNamespace(cluster, 'shard-templates');
   const operatorNamespace = await freshNamespace(cluster, 'shard-system');
   for (let i = 0; i < NAMESPACES; i++) namespaces.push(await freshNamespace(cluster, `shard-${i}`));
-  await user.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'sharded', namespace: templateNamespace },
-    spec: {
+  await user.apply(
+    template(templateNamespace, 'sharded', {
       targetNamespaces: { explicit: { allow: { literal: ['*'] } } },
       sync: { mode: 'revert' },
       parameters: [{ name: 'value' }],
       handlebars: body,
-    },
-  });
+    }),
+  );
   options = {
     namespaces: [templateNamespace, ...namespaces],
     operatorNamespace,

@@ -4,9 +4,9 @@
 // a Secret the instance never named; (c) binary Secret data is refused as text and round-trips
 // byte-exactly with encoding: base64.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/api/object-meta.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { binarySecret, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
@@ -21,32 +21,8 @@ let platform: string;
 let tenant: string;
 let user: KubeCluster;
 let running: RunningOperator;
-
-const secret = (name: string, namespace: string, data: Record<string, Buffer>): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  metadata: { name, namespace },
-  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v.toString('base64')])),
-});
-
-const template = (name: string, namespace: string, spec: Record<string, unknown>): KubeObject => ({
-  apiVersion: API_VERSION,
-  kind: 'Template',
-  metadata: { name, namespace },
-  spec: { targetNamespaces: { explicit: { allow: { literal: [tenant] } } }, ...spec },
-});
-
-const instance = (
-  name: string,
-  templateRef: { name: string; namespace?: string },
-  parameters: unknown[],
-  annotations?: Record<string, string>,
-): KubeObject => ({
-  apiVersion: API_VERSION,
-  kind: 'TemplateInstance',
-  metadata: { name, namespace: tenant, ...(annotations ? { annotations } : {}) },
-  spec: { templateRef, parameters },
-});
+/** Every Template here serves the tenant namespace (set once it exists). */
+let servesTenant: Record<string, unknown>;
 
 const CONFIG_MAP = (namespace: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-out\n  namespace: ${namespace}\ndata:\n  v: {{quote parameters.v}}\n`;
@@ -73,12 +49,13 @@ beforeAll(async () => {
   const cluster = connect();
   platform = await freshNamespace(cluster, 'sources-platform');
   tenant = await freshNamespace(cluster, 'sources-tenant');
+  servesTenant = { targetNamespaces: { explicit: { allow: { literal: [tenant] } } } };
   user = (await userClient()).cluster;
   running = await startOperator([platform, tenant]);
-  await user.apply(secret('platform-admin', platform, { token: Buffer.from(ADMIN) }));
-  await user.apply(secret('shared-ca', platform, { 'ca.crt': Buffer.from(SHARED) }));
-  await user.apply(secret('prod-db', tenant, { password: Buffer.from(PROD) }));
-  await user.apply(secret('keystore', tenant, { 'keystore.jks': KEYSTORE }));
+  await user.apply(binarySecret(platform, 'platform-admin', { token: ADMIN }));
+  await user.apply(binarySecret(platform, 'shared-ca', { 'ca.crt': SHARED }));
+  await user.apply(binarySecret(tenant, 'prod-db', { password: PROD }));
+  await user.apply(binarySecret(tenant, 'keystore', { 'keystore.jks': KEYSTORE }));
 });
 
 afterAll(async () => {
@@ -88,7 +65,8 @@ afterAll(async () => {
 describe("reads from the Template's namespace", () => {
   beforeAll(async () => {
     await user.apply(
-      template('reader', platform, {
+      template(platform, 'reader', {
+        ...servesTenant,
         sources: [{ kind: 'Secret', name: 'shared-ca' }],
         parameters: [{ name: 'v' }],
         handlebars: CONFIG_MAP('{{instance.namespace}}'),
@@ -98,7 +76,7 @@ describe("reads from the Template's namespace", () => {
 
   it('refuses a Secret the Template does not list, and renders nothing', async () => {
     await user.apply(
-      instance('snoop', { name: 'reader', namespace: platform }, [
+      instance(tenant, 'snoop', { name: 'reader', namespace: platform }, [
         {
           name: 'v',
           valueFrom: {
@@ -122,7 +100,7 @@ describe("reads from the Template's namespace", () => {
 
   it('reads a Secret the Template lists', async () => {
     await user.apply(
-      instance('listed', { name: 'reader', namespace: platform }, [
+      instance(tenant, 'listed', { name: 'reader', namespace: platform }, [
         {
           name: 'v',
           valueFrom: { secretKeyRef: { name: 'shared-ca', key: 'ca.crt', namespace: platform } },
@@ -138,7 +116,8 @@ describe("a Template's valueFrom migration to a Secret", () => {
   beforeAll(async () => {
     // The hostile shape of the issue: the render lands in the Template's own namespace.
     await user.apply(
-      template('migrating', platform, {
+      template(platform, 'migrating', {
+        ...servesTenant,
         allowCrossNamespaceResources: true,
         parameters: [{ name: 'v' }],
         migrations: [
@@ -151,7 +130,9 @@ describe("a Template's valueFrom migration to a Secret", () => {
 
   it('keeps the literal and reports that it waits for consent; the Secret reaches nothing', async () => {
     await user.apply(
-      instance('replicas', { name: 'migrating', namespace: platform }, [{ name: 'v', value: '3' }]),
+      instance(tenant, 'replicas', { name: 'migrating', namespace: platform }, [
+        { name: 'v', value: '3' },
+      ]),
     );
     expect((await readyOf('replicas', 'Reconciled')).status).toBe('True');
     expect(await configMapData('replicas-out', platform)).toEqual({ v: '3' });
@@ -175,12 +156,11 @@ describe("a Template's valueFrom migration to a Secret", () => {
   it("applies once the instance's owner consents by annotation", async () => {
     await user.apply(
       instance(
+        tenant,
         'consenting',
         { name: 'migrating', namespace: platform },
         [{ name: 'v', value: '3' }],
-        {
-          'stencil.dev/consent-secret-migration': 'v',
-        },
+        { annotations: { 'stencil.dev/consent-secret-migration': 'v' } },
       ),
     );
     expect((await readyOf('consenting', 'Reconciled')).status).toBe('True');
@@ -193,10 +173,15 @@ describe('binary Secret data', () => {
     const secretBody =
       'apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{instance.name}}-copy\ndata:\n  keystore.jks: {{parameters.ks}}\n';
     await user.apply(
-      template('as-text', tenant, { parameters: [{ name: 'ks' }], handlebars: secretBody }),
+      template(tenant, 'as-text', {
+        ...servesTenant,
+        parameters: [{ name: 'ks' }],
+        handlebars: secretBody,
+      }),
     );
     await user.apply(
-      template('as-bytes', tenant, {
+      template(tenant, 'as-bytes', {
+        ...servesTenant,
         parameters: [{ name: 'ks', type: 'string', encoding: 'base64' }],
         handlebars: secretBody,
       }),
@@ -206,7 +191,7 @@ describe('binary Secret data', () => {
 
   it('is refused as text, naming the parameter and encoding: base64', async () => {
     await user.apply(
-      instance('text', { name: 'as-text' }, [{ name: 'ks', valueFrom: keystoreRef }]),
+      instance(tenant, 'text', { name: 'as-text' }, [{ name: 'ks', valueFrom: keystoreRef }]),
     );
     const ready = await readyOf('text', 'ParameterResolutionFailed');
     expect(ready.message).toMatch(
@@ -220,7 +205,7 @@ describe('binary Secret data', () => {
 
   it('round-trips byte-exactly with encoding: base64', async () => {
     await user.apply(
-      instance('bytes', { name: 'as-bytes' }, [{ name: 'ks', valueFrom: keystoreRef }]),
+      instance(tenant, 'bytes', { name: 'as-bytes' }, [{ name: 'ks', valueFrom: keystoreRef }]),
     );
     expect((await readyOf('bytes', 'Reconciled')).status).toBe('True');
     const copy = (await user.get({

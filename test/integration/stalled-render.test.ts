@@ -3,11 +3,11 @@
 // new instance becomes Ready at once; at the deadline the slow instance reports RenderTimeout
 // and what it applied earlier stays exactly as it was.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/api/object-meta.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap, fromConfigMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
-import { conditionOf, instanceObject, instanceStatus } from './support/instances.ts';
+import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 const RENDER_TIMEOUT_MS = 10_000;
@@ -18,6 +18,8 @@ let quietNs: string;
 let user: KubeCluster;
 let running: RunningOperator;
 const renewals: number[] = [];
+/** Reads of the slow instance's 60,000-item source by the operator. */
+let bigReads = 0;
 let lost = false;
 
 /** Deep-compares two equal 20,000-key maps for each of 60,000 items: minutes of CPU. */
@@ -30,23 +32,15 @@ data:
   n: "{{#each parameters.l}}{{#if (eq ../parameters.a ../parameters.b)}}{{/if}}{{/each}}"
 `;
 
-function template(namespace: string, name: string, body: string): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name, namespace },
-    spec: {
-      sync: { mode: 'revert' },
-      parameters: [
-        { name: 'v', type: 'string' },
-        { name: 'a', type: 'object', value: {} },
-        { name: 'b', type: 'object', value: {} },
-        { name: 'l', type: 'array', value: [] },
-      ],
-      handlebars: body,
-    },
-  };
-}
+const SPEC = {
+  sync: { mode: 'revert' },
+  parameters: [
+    { name: 'v', type: 'string' },
+    { name: 'a', type: 'object', value: {} },
+    { name: 'b', type: 'object', value: {} },
+    { name: 'l', type: 'array', value: [] },
+  ],
+};
 
 const readyOf = async (namespace: string, name: string): Promise<string | undefined> =>
   conditionOf(await instanceStatus(user, namespace, name))?.reason;
@@ -71,19 +65,23 @@ beforeAll(async () => {
   running.connection.http.onRequest((method, path, _dryRun, status) => {
     if (path.includes('/leases/stalled-leader') && method === 'PUT' && status === 200)
       renewals.push(Date.now());
+    if (method === 'GET' && path.endsWith(`/namespaces/${ns}/configmaps/big`)) bigReads++;
   });
   const map = JSON.stringify(
     Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])),
   );
-  await user.apply({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'big', namespace: ns },
-    data: { map, list: JSON.stringify(Array.from({ length: 60_000 }, (_, i) => i)) },
-  });
-  await user.apply(template(ns, 'slow', SLOW_BODY));
   await user.apply(
-    template(quietNs, 'quick', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: quick\n'),
+    configMap(ns, 'big', {
+      map,
+      list: JSON.stringify(Array.from({ length: 60_000 }, (_, i) => i)),
+    }),
+  );
+  await user.apply(template(ns, 'slow', { ...SPEC, handlebars: SLOW_BODY }));
+  await user.apply(
+    template(quietNs, 'quick', {
+      ...SPEC,
+      handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: quick\n',
+    }),
   );
 });
 
@@ -94,7 +92,7 @@ afterAll(async () => {
 describe('a render that would take minutes', { timeout: 90_000 }, () => {
   it('stalls nobody, and stops at the deadline leaving what it applied as it was', async () => {
     // First a quick render of the same instance: what it applies must survive the slow one.
-    await user.apply(instanceObject(ns, 'slow', 'slow', [{ name: 'v', value: 'one' }]));
+    await user.apply(instance(ns, 'slow', 'slow', [{ name: 'v', value: 'one' }]));
     await eventually(async () => (await readyOf(ns, 'slow')) === 'Reconciled', 'slow Ready');
     const kept = (await user.get({
       apiVersion: 'v1',
@@ -103,19 +101,20 @@ describe('a render that would take minutes', { timeout: 90_000 }, () => {
       namespace: ns,
     }))!;
 
-    const fromMap = { configMapKeyRef: { name: 'big', key: 'map' } };
+    expect(bigReads).toBe(0);
     await user.apply(
-      instanceObject(ns, 'slow', 'slow', [
+      instance(ns, 'slow', 'slow', [
         { name: 'v', value: 'two' },
-        { name: 'a', valueFrom: fromMap },
-        { name: 'b', valueFrom: fromMap },
-        { name: 'l', valueFrom: { configMapKeyRef: { name: 'big', key: 'list' } } },
+        { name: 'a', valueFrom: fromConfigMap('big', 'map') },
+        { name: 'b', valueFrom: fromConfigMap('big', 'map') },
+        { name: 'l', valueFrom: fromConfigMap('big', 'list') },
       ]),
     );
     const changedAt = Date.now();
-    // The slow render is in flight (it runs until the deadline): a tenant elsewhere creates one.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    await user.apply(instanceObject(quietNs, 'quiet', 'quick'));
+    // Once the pass has read its big source, the slow render is under way (it starts at once,
+    // in a worker, and runs until the deadline): then a tenant elsewhere creates an instance.
+    await eventually(async () => bigReads > 0, 'the slow pass to read its source');
+    await user.apply(instance(quietNs, 'quiet', 'quick'));
     const created = Date.now();
     await eventually(
       async () => (await readyOf(quietNs, 'quiet')) === 'Reconciled',

@@ -23,6 +23,7 @@ import {
   writeServiceAccountKubeconfig,
   type ServiceAccountRef,
 } from '../../tools/local/operator-identity.ts';
+import { configMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import {
   eventually,
@@ -65,19 +66,11 @@ data:
 {{/if}}
 `;
 
-const configMap = (name: string): Promise<KubeObject | undefined> =>
+const liveConfigMap = (name: string): Promise<KubeObject | undefined> =>
   admin.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: ns });
 
 const colourOf = async (): Promise<string | undefined> =>
-  ((await configMap('settings')) as { data?: { colour?: string } } | undefined)?.data?.colour;
-
-/** An edit as `kubectl apply --server-side` sends it: a PATCH of the field it names. */
-const recolour = (colour: string): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { name: 'settings', namespace: ns },
-  data: { colour },
-});
+  ((await liveConfigMap('settings')) as { data?: { colour?: string } } | undefined)?.data?.colour;
 
 /**
  * A person with full RBAC: a ServiceAccount (bound to cluster-admin by the test's
@@ -135,34 +128,22 @@ beforeAll(async () => {
     }),
   });
 
-  await people.tester.apply({
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name: 'locked', namespace: ns },
-    spec: {
+  await people.tester.apply(
+    template(ns, 'locked', {
       parameters: [
         { name: 'colour', type: 'string', value: 'blue' },
         { name: 'extra', type: 'bool', value: true },
       ],
       sync: { mode: 'strict' },
       handlebars: TEMPLATE,
-    },
-  });
-  await people.tester.apply(instance(true));
+    }),
+  );
+  await people.tester.apply(instance(ns, 'locked', 'locked', [{ name: 'extra', value: true }]));
   await eventually(
-    async () => (await configMap('extra')) && (await colourOf()) === 'blue',
+    async () => (await liveConfigMap('extra')) && (await colourOf()) === 'blue',
     'the strict ConfigMaps',
   );
 });
-
-function instance(extra: boolean): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name: 'locked', namespace: ns },
-    spec: { templateRef: { name: 'locked' }, parameters: [{ name: 'extra', value: extra }] },
-  };
-}
 
 afterAll(async () => {
   if (admin) {
@@ -198,7 +179,8 @@ describe('strict mode under the operator’s own identity', () => {
     async (_who, name) => {
       const user = people[name];
       const managedBy = `ConfigMap ${ns}/settings is managed by TemplateInstance ${ns}/locked (sync mode strict)`;
-      const patched = await rejection(user.apply(recolour('red')));
+      // An edit as `kubectl apply --server-side` sends it: a PATCH of the field it names.
+      const patched = await rejection(user.apply(configMap(ns, 'settings', { colour: 'red' })));
       expect(patched).toContain(managedBy);
       expect(patched).toContain(
         `data.colour may not be changed; edit TemplateInstance ${ns}/locked or its Template ${ns}/locked instead`,
@@ -213,7 +195,9 @@ describe('strict mode under the operator’s own identity', () => {
   );
 
   it('lets a break-glass group member change it, logs that, and the operator reverts it', async () => {
-    expect(await rejection(people.bob.apply(recolour('red')))).toBeUndefined();
+    expect(
+      await rejection(people.bob.apply(configMap(ns, 'settings', { colour: 'red' }))),
+    ).toBeUndefined();
     const bypass = running!.logs.find(
       (l) => l.includes('strict mode bypassed by a break-glass group') && l.includes(bobUsername),
     );
@@ -231,9 +215,9 @@ describe('strict mode under the operator’s own identity', () => {
   });
 
   it('lets the operator’s own prune and clean-up through', async () => {
-    await people.tester.apply(instance(false));
+    await people.tester.apply(instance(ns, 'locked', 'locked', [{ name: 'extra', value: false }]));
     await eventually(
-      async () => !(await configMap('extra')),
+      async () => !(await liveConfigMap('extra')),
       'the operator to prune ConfigMap extra',
     );
     await people.tester.delete({
@@ -243,7 +227,7 @@ describe('strict mode under the operator’s own identity', () => {
       namespace: ns,
     });
     await eventually(
-      async () => !(await configMap('settings')),
+      async () => !(await liveConfigMap('settings')),
       'the operator to delete ConfigMap settings with its instance',
     );
     // Nothing the operator did was refused, by RBAC or by its own webhook.

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import {
   eventually,
@@ -34,24 +35,6 @@ spec:
       containers: [{ name: app, image: nginx:1.27 }]
 `;
 
-function template(name: string, mode: string): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name, namespace: ns },
-    spec: { sync: { mode, ignoreFields: ['spec.replicas'] }, handlebars: deployment },
-  };
-}
-
-function instance(name: string, templateName: string): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace: ns },
-    spec: { templateRef: { name: templateName } },
-  };
-}
-
 const edit = (name: string, spec: Record<string, unknown>): KubeObject => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
@@ -75,8 +58,13 @@ afterAll(async () => {
 
 describe('strict mode', () => {
   it('denies a manual update of a managed field, naming the owner and the field', async () => {
-    await user.apply(template('locked', 'strict'));
-    await user.apply(instance('locked', 'locked'));
+    await user.apply(
+      template(ns, 'locked', {
+        sync: { mode: 'strict', ignoreFields: ['spec.replicas'] },
+        handlebars: deployment,
+      }),
+    );
+    await user.apply(instance(ns, 'locked', 'locked'));
     await eventually(
       async () =>
         (await getDeployment('locked'))?.metadata.labels?.['stencil.dev/sync-mode'] === 'strict',
@@ -124,32 +112,28 @@ describe('strict mode', () => {
   });
 
   it('allows changes once the owning instance no longer exists', async () => {
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: 'orphan',
-        namespace: ns,
-        labels: { 'stencil.dev/sync-mode': 'strict' },
-        annotations: { 'stencil.dev/instance-ref': `${ns}/long-gone` },
-      },
-      data: { a: '1' },
-    });
-    expect(
-      await rejection(
-        user.apply({
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: 'orphan', namespace: ns },
-          data: { a: '2' },
-        }),
+    await user.apply(
+      configMap(
+        ns,
+        'orphan',
+        { a: '1' },
+        {
+          labels: { 'stencil.dev/sync-mode': 'strict' },
+          annotations: { 'stencil.dev/instance-ref': `${ns}/long-gone` },
+        },
       ),
-    ).toBeUndefined();
+    );
+    expect(await rejection(user.apply(configMap(ns, 'orphan', { a: '2' })))).toBeUndefined();
   });
 
   it('never involves the webhook for revert resources, even while it is down', async () => {
-    await user.apply(template('relaxed', 'revert'));
-    await user.apply(instance('relaxed', 'relaxed'));
+    await user.apply(
+      template(ns, 'relaxed', {
+        sync: { mode: 'revert', ignoreFields: ['spec.replicas'] },
+        handlebars: deployment,
+      }),
+    );
+    await user.apply(instance(ns, 'relaxed', 'relaxed'));
     await eventually(
       async () =>
         (await getDeployment('relaxed'))?.metadata.labels?.['stencil.dev/sync-mode'] === 'revert',
@@ -158,13 +142,10 @@ describe('strict mode', () => {
     await running.operator.webhook?.stop();
     expect(await rejection(user.apply(edit('relaxed', { replicas: 4 })))).toBeUndefined();
     // A strict object, by contrast, cannot be changed while the webhook is down (failurePolicy Fail).
-    const probe = (value: string): KubeObject => ({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'probe', namespace: ns, labels: { 'stencil.dev/sync-mode': 'strict' } },
-      data: { a: value },
-    });
-    await user.apply(probe('1'));
-    expect(await rejection(user.apply(probe('2')))).toMatch(/failed calling webhook/);
+    const strict = { labels: { 'stencil.dev/sync-mode': 'strict' } };
+    await user.apply(configMap(ns, 'probe', { a: '1' }, strict));
+    expect(await rejection(user.apply(configMap(ns, 'probe', { a: '2' }, strict)))).toMatch(
+      /failed calling webhook/,
+    );
   });
 });

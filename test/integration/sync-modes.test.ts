@@ -4,43 +4,15 @@ import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { configMap, fromSecret, instance, secret, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
+import { Fence } from './support/fence.ts';
 import { eventRecorded } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
 let ns: string;
 let user: KubeCluster;
 let running: RunningOperator;
-
-const secret = (name: string, value: string): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  metadata: { name, namespace: ns },
-  stringData: { password: value },
-});
-
-function template(
-  name: string,
-  mode: string,
-  handlebars: string,
-  extra: Record<string, unknown> = {},
-): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: { name, namespace: ns },
-    spec: { sync: { mode }, handlebars, ...extra },
-  };
-}
-
-function instance(name: string, templateName: string, parameters: unknown[] = []): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace: ns },
-    spec: { templateRef: { name: templateName }, parameters },
-  };
-}
 
 const passwordConfig = `apiVersion: v1
 kind: ConfigMap
@@ -82,13 +54,17 @@ afterAll(async () => {
 
 describe('revert', () => {
   it('carries a rotated Secret into the rendered resource with no other action', async () => {
-    await user.apply(secret('db', 'first'));
+    await user.apply(secret(ns, 'db', { password: 'first' }));
     await user.apply(
-      template('rotating', 'revert', passwordConfig, { parameters: [{ name: 'password' }] }),
+      template(ns, 'rotating', {
+        sync: { mode: 'revert' },
+        parameters: [{ name: 'password' }],
+        handlebars: passwordConfig,
+      }),
     );
     await user.apply(
-      instance('rotating', 'rotating', [
-        { name: 'password', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
+      instance(ns, 'rotating', 'rotating', [
+        { name: 'password', valueFrom: fromSecret('db', 'password') },
       ]),
     );
     await eventually(
@@ -101,7 +77,7 @@ describe('revert', () => {
       reason: 'SyncActive',
     });
 
-    await user.apply(secret('db', 'second'));
+    await user.apply(secret(ns, 'db', { password: 'second' }));
 
     await eventually(
       async () => (await data('rotating'))?.password === 'second',
@@ -131,11 +107,12 @@ data:
   color: blue
 `;
     await user.apply(
-      template('guarded', 'revert', deployment, {
+      template(ns, 'guarded', {
         sync: { mode: 'revert', ignoreFields: ['spec.replicas'] },
+        handlebars: deployment,
       }),
     );
-    await user.apply(instance('guarded', 'guarded'));
+    await user.apply(instance(ns, 'guarded', 'guarded'));
     await ready('guarded');
     const get = async (): Promise<{
       spec: { replicas: number; template: { spec: { containers: { image: string }[] } } };
@@ -166,12 +143,7 @@ data:
     expect((await get()).spec.replicas).toBe(5);
 
     // A later apply (the ConfigMap drifts and is reverted) does not reset the ignored field.
-    await user.apply({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'guarded-config', namespace: ns },
-      data: { color: 'red' },
-    });
+    await user.apply(configMap(ns, 'guarded-config', { color: 'red' }));
     await eventually(
       async () => (await data('guarded-config'))?.color === 'blue',
       'the ConfigMap to be reverted',
@@ -200,8 +172,10 @@ data:
   backends: {{join "," parameters.backends}}
 `;
     await user.apply(
-      template('discovery', 'revert', listing, {
+      template(ns, 'discovery', {
+        sync: { mode: 'revert' },
         parameters: [{ name: 'backends', type: 'array' }],
+        handlebars: listing,
       }),
     );
     const service = (name: string): KubeObject => ({
@@ -212,7 +186,7 @@ data:
     });
     await user.apply(service('cart'));
     await user.apply(
-      instance('discovery', 'discovery', [
+      instance(ns, 'discovery', 'discovery', [
         {
           name: 'backends',
           valueFrom: {
@@ -243,15 +217,17 @@ data:
   it('heals an objectFieldRef on a kind whose CRD is installed later', async () => {
     const group = `${ns}.example.com`;
     await user.apply(
-      template(
-        'widget-reader',
-        'revert',
-        passwordConfig.replace('password: {{parameters.password}}', 'size: {{parameters.size}}'),
-        { parameters: [{ name: 'size' }] },
-      ),
+      template(ns, 'widget-reader', {
+        sync: { mode: 'revert' },
+        parameters: [{ name: 'size' }],
+        handlebars: passwordConfig.replace(
+          'password: {{parameters.password}}',
+          'size: {{parameters.size}}',
+        ),
+      }),
     );
     await user.apply(
-      instance('widget-reader', 'widget-reader', [
+      instance(ns, 'widget-reader', 'widget-reader', [
         {
           name: 'size',
           valueFrom: {
@@ -314,13 +290,14 @@ data:
 
 describe('off', () => {
   it('freezes after the first clean apply: rotations and edits change nothing; deleting still cleans up; revert unfreezes', async () => {
-    await user.apply(secret('frozen-db', 'v1'));
+    await user.apply(secret(ns, 'frozen-db', { password: 'v1' }));
+    const parameters = [{ name: 'password' }];
     await user.apply(
-      template('frozen', 'off', passwordConfig, { parameters: [{ name: 'password' }] }),
+      template(ns, 'frozen', { sync: { mode: 'off' }, parameters, handlebars: passwordConfig }),
     );
     await user.apply(
-      instance('frozen', 'frozen', [
-        { name: 'password', valueFrom: { secretKeyRef: { name: 'frozen-db', key: 'password' } } },
+      instance(ns, 'frozen', 'frozen', [
+        { name: 'password', valueFrom: fromSecret('frozen-db', 'password') },
       ]),
     );
     const frozen = await eventually(async () => {
@@ -329,24 +306,26 @@ describe('off', () => {
     }, 'the instance to freeze');
     expect(frozen.frozenAt).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(await data('frozen')).toEqual({ password: 'v1' });
+    const fence = await Fence.install(user, ns);
 
-    await user.apply(secret('frozen-db', 'v2'));
+    await user.apply(secret(ns, 'frozen-db', { password: 'v2' }));
     await user.apply(
-      template('frozen', 'off', passwordConfig.replace('password:', 'pw:'), {
-        parameters: [{ name: 'password' }],
+      template(ns, 'frozen', {
+        sync: { mode: 'off' },
+        parameters,
+        handlebars: passwordConfig.replace('password:', 'pw:'),
       }),
     );
-    await user.apply(instance('frozen', 'frozen', [{ name: 'password', value: 'literal' }]));
-    // Give the operator every chance to (wrongly) act, then check nothing moved.
+    await user.apply(instance(ns, 'frozen', 'frozen', [{ name: 'password', value: 'literal' }]));
+    // Give the operator every chance to (wrongly) act: a pass over every instance, and the
+    // three changes above delivered and acted on (the fence), before checking nothing moved.
     running.operator.resyncAll();
-    await running.operator.idle();
-    await new Promise((r) => setTimeout(r, 1000));
-    await running.operator.idle();
+    await fence.pass(running.operator);
     expect(await data('frozen')).toEqual({ password: 'v1' });
     expect(running.operator.dependencies.registry.dependenciesOf(`${ns}/frozen`)).toEqual([]);
 
     await user.apply(
-      template('frozen', 'revert', passwordConfig, { parameters: [{ name: 'password' }] }),
+      template(ns, 'frozen', { sync: { mode: 'revert' }, parameters, handlebars: passwordConfig }),
     );
     await eventually(
       async () => (await data('frozen'))?.password === 'literal',
@@ -368,9 +347,12 @@ describe('off', () => {
 
   it('still cleans up when a frozen instance is deleted', async () => {
     await user.apply(
-      template('frozen-2', 'off', passwordConfig.replace('{{parameters.password}}', 'fixed'), {}),
+      template(ns, 'frozen-2', {
+        sync: { mode: 'off' },
+        handlebars: passwordConfig.replace('{{parameters.password}}', 'fixed'),
+      }),
     );
-    await user.apply(instance('frozen-2', 'frozen-2'));
+    await user.apply(instance(ns, 'frozen-2', 'frozen-2'));
     await eventually(async () => (await status('frozen-2'))?.frozen, 'the instance to freeze');
     await user.delete({
       apiVersion: API_VERSION,

@@ -40,7 +40,12 @@ export function anInstance(
   };
 }
 
-export function aSecret(name: string, namespace: string, data: Record<string, string>): KubeObject {
+/** A Secret with `data` encoded from these values (text, or bytes for binary data). */
+export function aSecret(
+  name: string,
+  namespace: string,
+  data: Record<string, string | Uint8Array>,
+): KubeObject {
   const encoded = Object.fromEntries(
     Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
   );

@@ -1,6 +1,7 @@
-// Counts the cases fast-check tried per property and prints them when the file ends, and
-// reads FC_SEED so a failing run (fast-check prints its seed) can be replayed exactly.
-import { afterAll } from 'vitest';
+// Counts the cases fast-check tried per property and prints them when the file ends, checks
+// that enough of them really exercised a property, and reads FC_SEED so a failing run
+// (fast-check prints its seed) can be replayed exactly.
+import { afterAll, expect } from 'vitest';
 
 /** fast-check parameters shared by the hostile-input properties: run count and optional seed. */
 export function runs(numRuns: number): { numRuns: number; seed?: number } {
@@ -20,4 +21,22 @@ export function caseCounter(file: string): (property: string) => void {
     }
   });
   return (property) => counts.set(property, (counts.get(property) ?? 0) + 1);
+}
+
+/**
+ * Fails unless at least `floor` of `numRuns` cases really checked a property: a case the
+ * property says nothing about (refused input, unmet precondition) passes without checking
+ * anything, so a property whose generator mostly makes such cases passes all but untested.
+ */
+export function expectExercised(
+  property: string,
+  checked: number,
+  numRuns: number,
+  floor = 0.8,
+): void {
+  console.log(`[property] ${property}: ${checked} of ${numRuns} cases checked`);
+  expect(
+    checked,
+    `${property}: ${checked} of ${numRuns} cases checked, fewer than ${floor * 100} %`,
+  ).toBeGreaterThanOrEqual(Math.ceil(floor * numRuns));
 }

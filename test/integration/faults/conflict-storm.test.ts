@@ -6,12 +6,11 @@
 // change made during the storm is applied. With --long (support/soak.ts): 500 instances, 100 of
 // them fought over for 30 rounds.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KubeObject } from '../../../src/api/object-meta.ts';
-import { API_VERSION } from '../../../src/api/well-known.ts';
 import type { KubeConnection } from '../../../src/kube/connection.ts';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { StencilMetrics } from '../../../src/metrics.ts';
 import { isClusterError } from '../../../src/reconcile/cluster-port.ts';
+import { configMap, instance, template } from '../support/builders.ts';
 import { connect, freshNamespace } from '../support/cluster.ts';
 import {
   eventually,
@@ -41,13 +40,6 @@ let namespace: string;
 const metrics = new StencilMetrics();
 const endpoint = sharedEndpoint;
 
-const colorPatch = (name: string, color: string): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { name, namespace },
-  data: { color },
-});
-
 /** A server-side apply by the field manager `fighter`; 'conflict' when the server says 409. */
 async function fight(name: string, force: boolean): Promise<'written' | 'conflict' | 'denied'> {
   try {
@@ -55,7 +47,7 @@ async function fight(name: string, force: boolean): Promise<'written' | 'conflic
       method: 'PATCH',
       path: `/api/v1/namespaces/${namespace}/configmaps/${name}`,
       query: { fieldManager: 'fighter', force: String(force) },
-      body: colorPatch(name, 'red'),
+      body: configMap(namespace, name, { color: 'red' }),
       contentType: 'application/apply-patch+yaml',
     });
     return 'written';
@@ -87,22 +79,14 @@ it(
   'wins a field-manager fight without a hot loop and keeps a strict resource unchanged',
   async () => {
     await fleet.start('storm-Secret-value-0b7d', SOAK.timeout(120_000));
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: 'locked', namespace },
-      spec: {
+    await user.apply(
+      template(namespace, 'locked', {
         sync: { mode: 'strict' },
         handlebars:
           'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\ndata:\n  color: blue\n',
-      },
-    });
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'TemplateInstance',
-      metadata: { name: 'locked', namespace },
-      spec: { templateRef: { name: 'locked' } },
-    });
+      }),
+    );
+    await user.apply(instance(namespace, 'locked', 'locked'));
     const locked = await eventually(
       () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', name: 'locked', namespace }),
       'the strict ConfigMap',

@@ -5,9 +5,8 @@
 // outages of at least 20 s.
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KubeObject } from '../../../src/api/object-meta.ts';
-import { API_VERSION } from '../../../src/api/well-known.ts';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
+import { configMap, instance, template } from '../support/builders.ts';
 import { connect, freshNamespace } from '../support/cluster.ts';
 import {
   eventually,
@@ -39,12 +38,6 @@ const start = (): Promise<RunningOperator> =>
   });
 
 const strictName = (i: number): string => `locked-${i}`;
-const configMap = (name: string, color: string): KubeObject => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { name, namespace },
-  data: { color },
-});
 
 beforeAll(async () => {
   namespace = await freshNamespace(connect(), 'fault-outage');
@@ -62,24 +55,14 @@ it(
   'refuses strict edits while the webhook is down, leaves the rest alone, and heals after',
   async () => {
     await fleet.start('outage-Secret-value-2a6b', SOAK.timeout(120_000));
-    await user.apply({
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: 'locked', namespace },
-      spec: {
+    await user.apply(
+      template(namespace, 'locked', {
         sync: { mode: 'strict' },
         handlebars:
           'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\ndata:\n  color: blue\n',
-      },
-    });
-    for (let i = 0; i < STRICT; i++) {
-      await user.apply({
-        apiVersion: API_VERSION,
-        kind: 'TemplateInstance',
-        metadata: { name: strictName(i), namespace },
-        spec: { templateRef: { name: 'locked' } },
-      });
-    }
+      }),
+    );
+    for (let i = 0; i < STRICT; i++) await user.apply(instance(namespace, strictName(i), 'locked'));
     const logs: string[] = [];
 
     // One outage by default; --long repeats it, the operator down at least 20 s each time.
@@ -102,10 +85,12 @@ it(
       // Strict: refused while nobody can answer for it.
       const refusals = [];
       for (let i = 0; i < STRICT; i++)
-        refusals.push(await rejectionOf(user.apply(configMap(strictName(i), 'red'))));
+        refusals.push(
+          await rejectionOf(user.apply(configMap(namespace, strictName(i), { color: 'red' }))),
+        );
       // Revert: not affected at all — an edit and a delete go through.
       const edited = fleet.names().slice((cycle - 1) * 10, cycle * 10);
-      for (const name of edited) await user.apply(configMap(name, 'red'));
+      for (const name of edited) await user.apply(configMap(namespace, name, { color: 'red' }));
       const removed = fleet.names()[50 + cycle - 1]!;
       await user.delete({ apiVersion: 'v1', kind: 'ConfigMap', name: removed, namespace });
       const changed = changedIn(fleet.names(), cycle);

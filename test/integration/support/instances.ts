@@ -1,26 +1,11 @@
-// Builders and readers of TemplateInstances for integration tests: one instance object, its
-// status as the API server has it now, and one of its conditions.
+// Readers of TemplateInstances for integration tests: an instance's status as the API server has
+// it now, one of its conditions, and the Events the operator recorded (the objects themselves
+// are built in builders.ts).
 import type { Condition } from '../../../src/api/condition.ts';
-import type { KubeObject } from '../../../src/api/object-meta.ts';
 import type { TemplateInstanceStatus } from '../../../src/api/template-instance.ts';
 import { API_VERSION } from '../../../src/api/well-known.ts';
 import type { KubeCluster } from '../../../src/kube/cluster.ts';
 import { eventually } from './operator.ts';
-
-/** A TemplateInstance of the Template `templateName` in its own namespace. */
-export function instanceObject(
-  namespace: string,
-  name: string,
-  templateName: string,
-  parameters: unknown[] = [],
-): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: { name, namespace },
-    spec: { templateRef: { name: templateName }, parameters },
-  };
-}
 
 export async function instanceStatus(
   user: KubeCluster,

@@ -9,12 +9,14 @@ import type { TemplateInstance } from '../../../../src/api/template-instance.ts'
 import { API_VERSION, LABEL_INSTANCE_NAME } from '../../../../src/api/well-known.ts';
 import type { KubeCluster } from '../../../../src/kube/cluster.ts';
 import { eventually } from '../../support/operator.ts';
-import { conditionOf, instanceObject } from '../../support/instances.ts';
+import { binarySecret, fromSecret, instance, template } from '../../support/builders.ts';
+import { conditionOf } from '../../support/instances.ts';
 
 export const TEMPLATE = 'fleet';
 export const TOKEN_SECRET = 'fleet-token';
 
-const configMap = (revision: number): string => `apiVersion: v1
+/** The body of the fleet Template: the revision is rendered so that a new one re-applies all. */
+const fleetBody = (revision: number): string => `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{instance.name}}
@@ -51,28 +53,20 @@ export class Fleet {
 
   async applyTemplate(): Promise<void> {
     const extra = this.options.extraDocuments ? `---\n${this.options.extraDocuments}` : '';
-    await this.user.apply({
-      apiVersion: API_VERSION,
-      kind: 'Template',
-      metadata: { name: TEMPLATE, namespace: this.namespace },
-      spec: {
+    await this.user.apply(
+      template(this.namespace, TEMPLATE, {
         sync: { mode: this.options.mode },
         parameters: [{ name: 'color', exposeInStatus: true }, { name: 'token' }],
         allowClusterScopedResources: this.options.allowClusterScopedResources,
-        handlebars: `${configMap(this.revision)}${extra}`,
-      },
-    });
+        handlebars: `${fleetBody(this.revision)}${extra}`,
+      }),
+    );
   }
 
   /** Writes the Secret the instances read; a new value is a rotation. */
   async applySecret(value: string): Promise<void> {
     this.secretValue = value;
-    await this.user.apply({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: TOKEN_SECRET, namespace: this.namespace },
-      data: { token: Buffer.from(value).toString('base64') },
-    });
+    await this.user.apply(binarySecret(this.namespace, TOKEN_SECRET, { token: value }));
   }
 
   async deleteSecret(): Promise<void> {
@@ -88,9 +82,9 @@ export class Fleet {
   async setColor(names: string[], color: string): Promise<void> {
     for (const name of names) {
       await this.user.apply(
-        instanceObject(this.namespace, name, TEMPLATE, [
+        instance(this.namespace, name, TEMPLATE, [
           { name: 'color', value: color },
-          { name: 'token', valueFrom: { secretKeyRef: { name: TOKEN_SECRET, key: 'token' } } },
+          { name: 'token', valueFrom: fromSecret(TOKEN_SECRET, 'token') },
         ]),
       );
       this.expected.set(name, color);
