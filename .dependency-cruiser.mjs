@@ -38,6 +38,15 @@ export default {
       to: { path: '^src/', pathNot: '^src/(engine|api)/' },
     },
     {
+      name: 'engine-shared-is-a-leaf',
+      comment:
+        'src/engine/shared holds what every concern of the engine shares (JSON, JSONPath, ' +
+        'problems, conditions, selectors): it imports only itself and api/.',
+      severity: 'error',
+      from: { path: '^src/engine/shared/' },
+      to: { path: '^src/', pathNot: '^src/(api|engine/shared)/' },
+    },
+    {
       name: 'api-is-the-contract',
       comment: 'src/api is the CRD contract in TypeScript: it imports nothing but itself.',
       severity: 'error',

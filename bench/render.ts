@@ -4,11 +4,11 @@ import { performance } from 'node:perf_hooks';
 import { parse } from 'yaml';
 import type { Template } from '../src/api/template.ts';
 import type { TemplateInstance } from '../src/api/template-instance.ts';
-import { evaluateInstance } from '../src/engine/instance-evaluation.ts';
-import { MemorySource } from '../src/engine/memory-source.ts';
-import { compileTemplate, renderTemplate } from '../src/engine/render.ts';
-import { renderInProcess } from '../src/engine/render-job.ts';
-import { RenderPool } from '../src/operator/render-pool.ts';
+import { evaluateInstance } from '../src/engine/evaluation/instance-evaluation.ts';
+import { MemorySource } from '../src/engine/sources/memory-source.ts';
+import { compileTemplate, renderTemplate } from '../src/engine/render/render.ts';
+import { renderInProcess } from '../src/engine/render/render-job.ts';
+import { RenderPool } from '../src/operator/render-pool/render-pool.ts';
 
 const configMaps = Array.from(
   { length: 6 },

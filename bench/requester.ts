@@ -3,7 +3,7 @@
 // Secret; requester mode adds one SubjectAccessReview per read per pass. Also the latency of a
 // single SubjectAccessReview, asked REVIEWS times in a row.
 import { API_VERSION } from '../src/api/well-known.ts';
-import type { AuthorizeSources } from '../src/reconcile/requester-authorization.ts';
+import type { AuthorizeSources } from '../src/reconcile/instance/requester-authorization.ts';
 import { benchCluster, object, passwordTemplate, percentile, until } from './support.ts';
 
 const INSTANCES = 300;

@@ -1,18 +1,18 @@
 // The CRD validators as standalone code (ajv's standalone mode): `npm run generate` compiles the
 // openAPIV3Schemas once, here, so that no start of `stencil` or of the operator compiles them.
-// Kubernetes keywords become calls into src/engine/crd-keywords.ts.
+// Kubernetes keywords become calls into src/engine/crd-schema/crd-keywords.ts.
 import { Ajv, _, stringify, type KeywordCxt } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { compileCel, isTransitionRule } from '../src/engine/cel.ts';
+import { compileCel, isTransitionRule } from '../src/engine/crd-schema/cel.ts';
 import {
   CRD_FORMATS,
   celRuleCheck,
   listMapKeysCheck,
   type CelRule,
-} from '../src/engine/crd-keywords.ts';
+} from '../src/engine/crd-schema/crd-keywords.ts';
 
 /** The file the generated module is written to, relative to the repository root. */
-export const CRD_VALIDATORS_FILE = 'src/engine/crd-validators.generated.ts';
+export const CRD_VALIDATORS_FILE = 'src/engine/crd-schema/crd-validators.generated.ts';
 
 /**
  * `x-kubernetes-validations`: one error per failing rule, its message the rule's (as the API

@@ -1,6 +1,6 @@
 // `npm run generate`: derives checked-in files from config/crd (the single source of truth):
-// src/api/schemas.generated.ts (CRD schemas), src/engine/crd-validators.generated.ts (their
-// validators, compiled), charts/stencil/crds/ (byte copies) and config/deploy/stencil.yaml
+// src/api/schemas.generated.ts (CRD schemas), src/engine/crd-schema/crd-validators.generated.ts
+// (their validators, compiled), charts/stencil/crds/ (byte copies) and config/deploy/stencil.yaml
 // (plain manifests via `helm template`). verify fails on a stale one.
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -9,7 +9,7 @@ step() { printf '\n== %s\n' "$*"; }
 step "generate"
 # Builds helm on first use (config/deploy/stencil.yaml); not having it is an error here.
 STENCIL_REQUIRE_HELM=1 npm run --silent generate
-generated=(src/api/schemas.generated.ts src/engine/crd-validators.generated.ts charts/stencil/crds/
+generated=(src/api/schemas.generated.ts src/engine/crd-schema/crd-validators.generated.ts charts/stencil/crds/
   config/deploy/)
 if [ -n "$(git status --porcelain -- "${generated[@]}")" ]; then
   git --no-pager diff -- "${generated[@]}" | head -50

@@ -2,7 +2,7 @@
 // operator's own code path), and `--help` for each; src/cli.ts runs them as the program.
 // Every failure is one clear line on stderr with exit code 1 (checks failed) or 2 (bad usage or
 // unreadable files); never a stack trace.
-import { loggableMessage } from '../engine/redaction.ts';
+import { loggableMessage } from '../engine/redaction/redaction.ts';
 import {
   helpText,
   isUsageError,

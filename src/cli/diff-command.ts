@@ -6,9 +6,9 @@
 import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { templateRefOf } from '../engine/template-ref.ts';
-import { diffManifests, isEmptyDiff, type ManifestDiff } from '../engine/manifest-diff.ts';
-import type { Redactor } from '../engine/redaction.ts';
+import { templateRefOf } from '../engine/shared/template-ref.ts';
+import { diffManifests, isEmptyDiff, type ManifestDiff } from '../engine/sync/manifest-diff.ts';
+import type { Redactor } from '../engine/redaction/redaction.ts';
 import {
   parseCommandLine,
   stringFlag,

@@ -6,14 +6,17 @@ import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { InstanceConditionType, InstanceReason } from '../api/condition.ts';
 import type { KubeObject } from '../api/object-meta.ts';
-import { draft, readyCondition, type ConditionDraft } from '../engine/conditions.ts';
-import { evaluateInstance, type InstanceEvaluation } from '../engine/instance-evaluation.ts';
-import { describeObject, waveOf } from '../engine/inventory.ts';
-import { observedProducer, OVER_LIMIT, type ObservedInput } from '../engine/observed.ts';
-import { MemorySource } from '../engine/memory-source.ts';
-import { formatProblem } from '../engine/problem.ts';
-import { validateAgainstCrd, type CrdKind } from '../engine/schema-validation.ts';
-import { templateRefOf } from '../engine/template-ref.ts';
+import { draft, readyCondition, type ConditionDraft } from '../engine/shared/conditions.ts';
+import {
+  evaluateInstance,
+  type InstanceEvaluation,
+} from '../engine/evaluation/instance-evaluation.ts';
+import { describeObject, waveOf } from '../engine/objects/inventory.ts';
+import { observedProducer, OVER_LIMIT, type ObservedInput } from '../engine/health/observed.ts';
+import { MemorySource } from '../engine/sources/memory-source.ts';
+import { formatProblem } from '../engine/shared/problem.ts';
+import { validateAgainstCrd, type CrdKind } from '../engine/crd-schema/schema-validation.ts';
+import { templateRefOf } from '../engine/shared/template-ref.ts';
 import {
   parseCommandLine,
   stringFlag,

@@ -4,11 +4,11 @@
 import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { API_VERSION, TEMPLATE_KIND, TEMPLATE_REVISION_KIND } from '../api/well-known.ts';
-import { templateRefOf } from '../engine/template-ref.ts';
-import { formatProblem, type Problem } from '../engine/problem.ts';
-import { templateOfRevision } from '../engine/revisions.ts';
-import { chooseContent, type ContentChoice } from '../engine/content-choice.ts';
-import { validateAgainstCrd } from '../engine/schema-validation.ts';
+import { templateRefOf } from '../engine/shared/template-ref.ts';
+import { formatProblem, type Problem } from '../engine/shared/problem.ts';
+import { templateOfRevision } from '../engine/releases/revisions.ts';
+import { chooseContent, type ContentChoice } from '../engine/releases/content-choice.ts';
+import { validateAgainstCrd } from '../engine/crd-schema/schema-validation.ts';
 import { UsageError } from '../command-line.ts';
 import { kindOf, readDocuments } from './manifest-files.ts';
 

@@ -2,11 +2,11 @@
 // literal defaults, dry run) and of instances (schema, and against a Template in the same files).
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { checkInstanceStatically } from '../engine/instance-checks.ts';
-import { templateRefOf } from '../engine/template-ref.ts';
-import { formatProblem, type Problem } from '../engine/problem.ts';
-import { validateAgainstCrd } from '../engine/schema-validation.ts';
-import { evaluateTemplate } from '../engine/template-evaluation.ts';
+import { checkInstanceStatically } from '../engine/parameters/instance-checks.ts';
+import { templateRefOf } from '../engine/shared/template-ref.ts';
+import { formatProblem, type Problem } from '../engine/shared/problem.ts';
+import { validateAgainstCrd } from '../engine/crd-schema/schema-validation.ts';
+import { evaluateTemplate } from '../engine/evaluation/template-evaluation.ts';
 import { parseCommandLine, usageLine, UsageError, type CommandSpec } from '../command-line.ts';
 import { kindOf, readDocuments, type LoadedDocument } from './manifest-files.ts';
 import type { CommandResult } from './render-command.ts';

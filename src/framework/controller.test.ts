@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/object-meta.ts';
 import { Controller, KindCache, requestOf, watch, type Change, type Watch } from './controller.ts';
-import { Informer, type ListWatchSource, type WatchEventType } from './informer.ts';
-import type { EventHandler, OperatorShell, WatchTarget } from './operator-shell.ts';
+import { Informer, type ListWatchSource, type WatchEventType } from './watches/informer.ts';
+import type { EventHandler, OperatorShell, WatchTarget } from './watches/operator-shell.ts';
 import type { Request } from './reconciler.ts';
 
 const cm = (namespace: string, name: string, labels: Record<string, string> = {}): KubeObject => ({

@@ -4,8 +4,8 @@
 // state for each key. Kinds are cached once and shared: a KindCache is the informers of one kind
 // with its indexes, and every controller that watches the kind routes from the same informers.
 import type { ObjectHead } from '../api/object-meta.ts';
-import type { EventOrigin, IndexFunction, Informer } from './informer.ts';
-import type { OperatorShell } from './operator-shell.ts';
+import type { EventOrigin, IndexFunction, Informer } from './watches/informer.ts';
+import type { OperatorShell } from './watches/operator-shell.ts';
 import { parseRequestKey, requestKey, type Reconciler, type Request } from './reconciler.ts';
 import { WorkQueue, type QueueObserver } from './work-queue.ts';
 

@@ -4,9 +4,9 @@
 // (leadership) refuses.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
 import { FIELD_MANAGER } from '../api/well-known.ts';
-import type { Requester } from '../engine/requester.ts';
-import { groupVersionOf } from '../engine/resource-scope.ts';
-import type { KindScope, ReadAccess } from '../engine/source-port.ts';
+import type { Requester } from '../engine/sources/requester.ts';
+import { groupVersionOf } from '../engine/objects/resource-scope.ts';
+import type { KindScope, ReadAccess } from '../engine/sources/source-port.ts';
 import {
   ClusterError,
   isClusterError,

@@ -1,6 +1,6 @@
 // A discovery cache: (apiVersion, kind) → resource plural and scope. A kind missing from a cached
 // group version triggers a refresh (at most every few seconds), so a CRD installed later is seen.
-import type { KindScope } from '../engine/source-port.ts';
+import type { KindScope } from '../engine/sources/source-port.ts';
 import { isClusterError } from '../reconcile/cluster-port.ts';
 import type { KubeHttp } from './http.ts';
 

@@ -1,6 +1,6 @@
 // The leader-election Lease over the API server: GET, POST to create, PUT to update (the
 // resourceVersion in the body makes every update conditional: a stale one fails with 409).
-import type { Lease, LeaseStore } from '../framework/leader-election.ts';
+import type { Lease, LeaseStore } from '../framework/coordination/leader-election.ts';
 import { isClusterError } from '../reconcile/cluster-port.ts';
 import type { KubeHttp } from './http.ts';
 

@@ -6,7 +6,7 @@ import type {
   ListWatchSource,
   WatchEventType,
   WatchHandle,
-} from '../framework/informer.ts';
+} from '../framework/watches/informer.ts';
 import type { KubeHttp } from './http.ts';
 
 interface ListBody {

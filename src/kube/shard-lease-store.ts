@@ -2,8 +2,8 @@
 // it and labelled with the shard group, carrying the view the replica has drained to. Renewals
 // are PUTs carrying the resourceVersion last written, so two processes claiming one identity
 // conflict instead of overwriting each other.
-import type { Lease } from '../framework/leader-election.ts';
-import type { MemberLease, MemberLeaseStore } from '../framework/shard-membership.ts';
+import type { Lease } from '../framework/coordination/leader-election.ts';
+import type { MemberLease, MemberLeaseStore } from '../framework/coordination/shard-membership.ts';
 import { isClusterError } from '../reconcile/cluster-port.ts';
 import type { KubeHttp } from './http.ts';
 import { getLease, leasesPath } from './lease-store.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogFields, Logger } from '../log.ts';
-import { Redactor } from '../engine/redaction.ts';
+import { Redactor } from '../engine/redaction/redaction.ts';
 import { queueLogging } from './queue-logging.ts';
 
 function recorder(): { logger: Logger; lines: { message: string; fields?: LogFields }[] } {

@@ -3,7 +3,7 @@
 // controller that holds Secret data logs only messages a Redactor went over.
 import type { QueueObserver } from '../framework/work-queue.ts';
 import type { Logger } from '../log.ts';
-import { loggableMessage } from '../engine/redaction.ts';
+import { loggableMessage } from '../engine/redaction/redaction.ts';
 
 export interface QueueLoggingOptions {
   /**

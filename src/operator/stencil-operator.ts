@@ -5,35 +5,40 @@
 // reconciles, its watches, its reconciler and its queue.
 import { INSTANCE_SET_FIELD_MANAGER } from '../api/well-known.ts';
 import { Controller, type ControllerOptions } from '../framework/controller.ts';
-import type { LeaderElector } from '../framework/leader-election.ts';
-import { OperatorShell } from '../framework/operator-shell.ts';
+import type { LeaderElector } from '../framework/coordination/leader-election.ts';
+import { OperatorShell } from '../framework/watches/operator-shell.ts';
 import { parseRequestKey } from '../framework/reconciler.ts';
 import type { QueueObserver } from '../framework/work-queue.ts';
 import type { KubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
-import { AppliedMemo } from '../reconcile/applied-memo.ts';
-import { InstanceReconciler } from '../reconcile/instance-reconciler.ts';
+import { AppliedMemo } from '../reconcile/instance/applied-memo.ts';
+import { InstanceReconciler } from '../reconcile/instance/instance-reconciler.ts';
 import { InstanceSetReconciler } from '../reconcile/instance-set-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
-import { EventSender } from '../reconcile/event-sender.ts';
-import type { AuthorizeSources } from '../reconcile/requester-authorization.ts';
+import { EventSender } from '../reconcile/instance/event-sender.ts';
+import type { AuthorizeSources } from '../reconcile/instance/requester-authorization.ts';
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
-import { OperatorCaches } from './caches.ts';
-import { DependencyWatches } from './dependency-watches.ts';
-import { instanceWatches, templateWatches } from './event-routing.ts';
-import { setCache, setWatches } from './instance-sets.ts';
+import { OperatorCaches } from './watches/caches.ts';
+import { DependencyWatches } from './watches/dependency-watches.ts';
+import { instanceWatches, templateWatches } from './watches/event-routing.ts';
+import { setCache, setWatches } from './watches/instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
-import { campaign, type LeaderElectionOptions } from './leadership.ts';
+import { campaign, type LeaderElectionOptions } from './coordination/leadership.ts';
 import { queueLogging } from './queue-logging.ts';
-import { RenderPool } from './render-pool.ts';
-import { createShard, ShardHandoff, type Shard, type ShardingOptions } from './sharding.ts';
+import { RenderPool } from './render-pool/render-pool.ts';
+import {
+  createShard,
+  ShardHandoff,
+  type Shard,
+  type ShardingOptions,
+} from './coordination/sharding.ts';
 import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
 
-export type { LeaderElectionOptions } from './leadership.ts';
+export type { LeaderElectionOptions } from './coordination/leadership.ts';
 export type { WebhookOptions } from './webhook-lifecycle.ts';
-export type { ShardingOptions } from './sharding.ts';
+export type { ShardingOptions } from './coordination/sharding.ts';
 
 export interface OperatorOptions {
   metrics?: StencilMetrics;

@@ -2,9 +2,9 @@
 // the API server; tests can implement it in memory. Errors are ClusterErrors, classified by
 // HTTP status in exactly one place (src/kube/errors.ts).
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
-import type { Requester } from '../engine/requester.ts';
-import type { ObjectId } from '../engine/inventory.ts';
-import type { KindScope, ReadAccess } from '../engine/source-port.ts';
+import type { Requester } from '../engine/sources/requester.ts';
+import type { ObjectId } from '../engine/objects/inventory.ts';
+import type { KindScope, ReadAccess } from '../engine/sources/source-port.ts';
 
 export type { ObjectId };
 

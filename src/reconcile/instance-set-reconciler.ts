@@ -15,14 +15,14 @@ import {
   TEMPLATE_INSTANCE_SET_KIND,
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
-import { mergeConditions, rfc3339 } from '../engine/conditions.ts';
+import { mergeConditions, rfc3339 } from '../engine/shared/conditions.ts';
 import {
   planSet,
   releasedInstance,
   stampedBy,
   type NamespaceView,
   type SetPlan,
-} from '../engine/instance-set.ts';
+} from '../engine/instance-sets/instance-set.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { ReconcileLog } from './reader.ts';

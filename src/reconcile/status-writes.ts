@@ -3,8 +3,8 @@
 // at: a newer version written by anyone meanwhile makes the write a Conflict (retried from a
 // fresh read), never an overwrite.
 import type { KubeObject, ObjectHead } from '../api/object-meta.ts';
-import { canonicalJson } from '../engine/canonical-json.ts';
-import { mergePatchReplacing } from '../engine/json-map.ts';
+import { canonicalJson } from '../engine/shared/canonical-json.ts';
+import { mergePatchReplacing } from '../engine/shared/json-map.ts';
 import type { ClusterPort } from './cluster-port.ts';
 
 type WithStatus<S> = ObjectHead & { status?: S };

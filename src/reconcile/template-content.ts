@@ -4,10 +4,14 @@
 import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { API_VERSION, TEMPLATE_KIND, TEMPLATE_REVISION_KIND } from '../api/well-known.ts';
-import { templateRefOf } from '../engine/template-ref.ts';
-import { revisionName } from '../engine/revisions.ts';
-import { memberOf, stagePositions, type RolloutMember } from '../engine/rollout.ts';
-import { chooseContent, type ContentChoice, type RolloutView } from '../engine/content-choice.ts';
+import { templateRefOf } from '../engine/shared/template-ref.ts';
+import { revisionName } from '../engine/releases/revisions.ts';
+import { memberOf, stagePositions, type RolloutMember } from '../engine/releases/rollout.ts';
+import {
+  chooseContent,
+  type ContentChoice,
+  type RolloutView,
+} from '../engine/releases/content-choice.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
 

@@ -9,8 +9,8 @@ import {
   FINALIZER_TEMPLATE,
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
-import { draft, mergeConditions, rfc3339 } from '../engine/conditions.ts';
-import { evaluateTemplate } from '../engine/template-evaluation.ts';
+import { draft, mergeConditions, rfc3339 } from '../engine/shared/conditions.ts';
+import { evaluateTemplate } from '../engine/evaluation/template-evaluation.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';

@@ -22,11 +22,11 @@ import {
   revisionContent,
   revisionName,
   revisionsToPrune,
-} from '../engine/revisions.ts';
-import { planRollout } from '../engine/rollout.ts';
+} from '../engine/releases/revisions.ts';
+import { planRollout } from '../engine/releases/rollout.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
-import { latestRevision } from '../engine/content-choice.ts';
+import { latestRevision } from '../engine/releases/content-choice.ts';
 import { rolloutMemberOf } from './template-content.ts';
 
 type ReleaseStatus = Pick<TemplateStatus, 'latestRevision' | 'revisions' | 'rollout'>;

@@ -9,8 +9,8 @@ import {
   LABEL_INSTANCE_NAME,
   LABEL_INSTANCE_NAMESPACE,
 } from '../api/well-known.ts';
-import { changedManagedPath } from '../engine/drift.ts';
-import { describeObject } from '../engine/inventory.ts';
+import { changedManagedPath } from '../engine/sync/drift.ts';
+import { describeObject } from '../engine/objects/inventory.ts';
 
 export interface AdmissionRequest {
   uid: string;

@@ -5,7 +5,7 @@
 // instances the Set stamps.
 import type { KubeObject } from '../api/object-meta.ts';
 import { ANNOTATION_REQUESTER } from '../api/well-known.ts';
-import { formatRequester, requesterFrom } from '../engine/requester.ts';
+import { formatRequester, requesterFrom } from '../engine/sources/requester.ts';
 import type { AdmissionRequest, Decision, JsonPatchOperation } from './admission.ts';
 
 const FIELD = `metadata.annotations["${ANNOTATION_REQUESTER}"]`;

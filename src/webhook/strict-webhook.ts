@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { API_VERSION, TEMPLATE_INSTANCE_KIND } from '../api/well-known.ts';
-import { templateRefOf } from '../engine/template-ref.ts';
+import { templateRefOf } from '../engine/shared/template-ref.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
 import type { CacheReader } from '../reconcile/reader.ts';
 import { templateFor } from '../reconcile/template-content.ts';

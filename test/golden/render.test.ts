@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import type { Template } from '../../src/api/template.ts';
 import type { TemplateInstanceSet } from '../../src/api/template-instance-set.ts';
 import { main } from '../../src/cli/commands.ts';
-import { planSet } from '../../src/engine/instance-set.ts';
+import { planSet } from '../../src/engine/instance-sets/instance-set.ts';
 import { readManifests } from '../../tools/local/apply-manifests.ts';
 
 const root = join(import.meta.dirname, '..', '..');

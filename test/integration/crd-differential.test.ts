@@ -5,7 +5,7 @@ import { fc } from '@fast-check/vitest';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeConnection } from '../../src/kube/connection.ts';
-import { validateAgainstCrd, type CrdKind } from '../../src/engine/schema-validation.ts';
+import { validateAgainstCrd, type CrdKind } from '../../src/engine/crd-schema/schema-validation.ts';
 import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import { runs } from '../support/property-runs.ts';
 import { connect, freshNamespace } from './support/cluster.ts';

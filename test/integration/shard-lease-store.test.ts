@@ -1,7 +1,7 @@
 // The shard member Leases on the real API server: a renewal creates then updates the Lease with
 // the published view; a removal with a resourceVersion leaves a Lease renewed since alone.
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { microTime } from '../../src/framework/leader-election.ts';
+import { microTime } from '../../src/framework/coordination/leader-election.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
 import { KubeMemberLeaseStore } from '../../src/kube/shard-lease-store.ts';
 import { connect, freshNamespace } from './support/cluster.ts';

@@ -2,7 +2,7 @@
 // namespaces by rendezvous hashing with no Lease at all; every instance converges, reconciled by
 // the one operator whose shard its namespace hashes to.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ownerOf } from '../../src/framework/rendezvous.ts';
+import { ownerOf } from '../../src/framework/coordination/rendezvous.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { CONFIG_MAP_BODY, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';

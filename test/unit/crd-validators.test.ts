@@ -1,5 +1,5 @@
-// tools/crd-validators.ts, the generator of src/engine/crd-validators.generated.ts: what it
-// refuses to generate, and that what it writes needs nothing of ajv at run time.
+// tools/crd-validators.ts, the generator of src/engine/crd-schema/crd-validators.generated.ts: what
+// it refuses to generate, and that what it writes needs nothing of ajv at run time.
 import { describe, expect, it } from 'vitest';
 import { CRD_SCHEMAS } from '../../src/api/schemas.generated.ts';
 import { crdValidatorsSource } from '../../tools/crd-validators.ts';

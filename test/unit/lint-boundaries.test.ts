@@ -75,8 +75,16 @@ const webhook = 'src/webhook/admission.ts';
 describe('the engine and api are pure, at any depth', () => {
   it.each([
     [nested, "import { KubeCluster as x } from '../../../kube/cluster.ts';", ['engine-is-pure']],
-    [nested, "import { Informer as x } from '../../../framework/informer.ts';", ['engine-is-pure']],
-    [nested, "import { applyPlan as x } from '../../../reconcile/applier.ts';", ['engine-is-pure']],
+    [
+      nested,
+      "import { Informer as x } from '../../../framework/watches/informer.ts';",
+      ['engine-is-pure'],
+    ],
+    [
+      nested,
+      "import { applyPlan as x } from '../../../reconcile/instance/applier.ts';",
+      ['engine-is-pure'],
+    ],
     [nested, "import { x } from '../../../webhook/admission.ts';", ['engine-is-pure']],
     [
       nested,
@@ -115,7 +123,7 @@ describe('the engine and api are pure, at any depth', () => {
     [nested, "import { pino as x } from 'pino';", ['engine-and-api-use-no-process-services']],
     [
       'src/api/v2/probe.ts',
-      "import { x } from '../../engine/inventory.ts';",
+      "import { x } from '../../engine/objects/inventory.ts';",
       ['api-is-the-contract'],
     ],
     [
@@ -128,7 +136,7 @@ describe('the engine and api are pure, at any depth', () => {
   });
 
   it.each([
-    [nested, "import { resourceKey as x } from '../../inventory.ts';"],
+    [nested, "import { resourceKey as x } from '../../objects/inventory.ts';"],
     [nested, "import type { Template as x } from '../../../api/template.ts';"],
     [nested, "import { createHash as x } from 'node:crypto';"],
     [nested, "import { parse as x } from 'yaml';"],
@@ -156,7 +164,7 @@ describe('the reconcile and webhook boundary', () => {
   it.each([
     [
       reconciler,
-      "import { Informer as x } from '../framework/informer.ts';",
+      "import { Informer as x } from '../framework/watches/informer.ts';",
       'reconcile-sees-ports',
     ],
     [
@@ -166,17 +174,17 @@ describe('the reconcile and webhook boundary', () => {
     ],
     [
       reconciler,
-      "import { OperatorShell as x } from '../framework/operator-shell.ts';",
+      "import { OperatorShell as x } from '../framework/watches/operator-shell.ts';",
       'reconcile-sees-ports',
     ],
     [
       reconciler,
-      "import { SourceRegistry as x } from '../framework/source-registry.ts';",
+      "import { SourceRegistry as x } from '../framework/watches/source-registry.ts';",
       'reconcile-sees-ports',
     ],
     [
       reconciler,
-      "import { LeaderElector as x } from '../framework/leader-election.ts';",
+      "import { LeaderElector as x } from '../framework/coordination/leader-election.ts';",
       'reconcile-sees-ports',
     ],
     [
@@ -198,7 +206,11 @@ describe('the reconcile and webhook boundary', () => {
       'reconcile-sees-ports',
     ],
     [webhook, "import { KubeCluster as x } from '../kube/cluster.ts';", 'webhook-sees-ports'],
-    [webhook, "import { Informer as x } from '../framework/informer.ts';", 'webhook-sees-ports'],
+    [
+      webhook,
+      "import { Informer as x } from '../framework/watches/informer.ts';",
+      'webhook-sees-ports',
+    ],
   ])('rejects in %s: %s', async (importer, statement, rule) => {
     expect(await rulesBrokenBy(importer, statement)).toEqual([rule]);
   });
@@ -207,7 +219,7 @@ describe('the reconcile and webhook boundary', () => {
     [reconciler, "import { TerminalError as x } from '../framework/reconciler.ts';"],
     [reconciler, "import type { DependencyKey as x } from '../framework/dependency-key.ts';"],
     [reconciler, "import { ClusterError as x } from './cluster-port.ts';"],
-    [reconciler, "import { resourceKey as x } from '../engine/inventory.ts';"],
+    [reconciler, "import { resourceKey as x } from '../engine/objects/inventory.ts';"],
     [webhook, "import type { ClusterPort as x } from '../reconcile/cluster-port.ts';"],
   ])('allows in %s: %s', async (importer, statement) => {
     expect(await rulesBrokenBy(importer, statement)).toEqual([]);
@@ -217,35 +229,43 @@ describe('the reconcile and webhook boundary', () => {
 describe('the framework, kube/ and the offline commands', () => {
   it.each([
     [
-      'src/framework/informer.ts',
-      "import { x } from '../api/well-known.ts';",
+      'src/framework/watches/informer.ts',
+      "import { x } from '../../api/well-known.ts';",
       ['framework-knows-nothing-built-on-it'],
     ],
     [
-      'src/framework/informer.ts',
-      "import { x } from '../engine/render-job.ts';",
+      'src/framework/watches/informer.ts',
+      "import { x } from '../../engine/render/render-job.ts';",
       ['framework-knows-nothing-built-on-it'],
     ],
     [
-      'src/framework/informer.ts',
-      "import { x } from '../reconcile/cluster-port.ts';",
+      'src/framework/watches/informer.ts',
+      "import { x } from '../../reconcile/cluster-port.ts';",
       ['framework-knows-nothing-built-on-it'],
     ],
     [
-      'src/framework/informer.ts',
-      "import { x } from '../kube/http.ts';",
+      'src/framework/watches/informer.ts',
+      "import { x } from '../../kube/http.ts';",
       ['framework-knows-nothing-built-on-it'],
     ],
     ['src/kube/cluster.ts', "import x from '@dot-i/k8s-operator';", ['dot-i-only-in-framework']],
     [
       'src/kube/cluster.ts',
-      "import { x } from '../reconcile/applier.ts';",
+      "import { x } from '../reconcile/instance/applier.ts';",
       ['kube-implements-ports'],
     ],
     ['src/kube/cluster.ts', "import { x } from '../webhook/server.ts';", ['kube-implements-ports']],
-    ['src/cli/probe.ts', "import { x } from '../reconcile/applier.ts';", ['offline-cli-commands']],
+    [
+      'src/cli/probe.ts',
+      "import { x } from '../reconcile/instance/applier.ts';",
+      ['offline-cli-commands'],
+    ],
     ['src/cli/probe.ts', "import { x } from '../kube/cluster.ts';", ['offline-cli-commands']],
-    ['src/cli/probe.ts', "import { x } from '../framework/informer.ts';", ['offline-cli-commands']],
+    [
+      'src/cli/probe.ts',
+      "import { x } from '../framework/watches/informer.ts';",
+      ['offline-cli-commands'],
+    ],
     [
       'src/cli/probe.ts',
       "export const load = (): Promise<unknown> => import('../operator/stencil-operator.ts');",
@@ -264,7 +284,7 @@ describe('the framework, kube/ and the offline commands', () => {
     ],
     [
       'src/log.ts',
-      "import { x } from './operator/caches.ts';",
+      "import { x } from './operator/watches/caches.ts';",
       ['operator-only-from-main', 'process-services-below-the-operator'],
     ],
   ])('rejects in %s: %s', async (importer, statement, rules) => {
@@ -272,16 +292,22 @@ describe('the framework, kube/ and the offline commands', () => {
   });
 
   it.each([
-    ['src/framework/informer.ts', "import type { KubeObject as x } from '../api/object-meta.ts';"],
-    ['src/framework/operator-shell.ts', "import x from '@dot-i/k8s-operator';"],
-    ['src/framework/informer.ts', "import { KubeConfig as x } from '@kubernetes/client-node';"],
+    [
+      'src/framework/watches/informer.ts',
+      "import type { KubeObject as x } from '../../api/object-meta.ts';",
+    ],
+    ['src/framework/watches/operator-shell.ts', "import x from '@dot-i/k8s-operator';"],
+    [
+      'src/framework/watches/informer.ts',
+      "import { KubeConfig as x } from '@kubernetes/client-node';",
+    ],
     ['src/kube/cluster.ts', "import { ClusterError as x } from '../reconcile/cluster-port.ts';"],
     [
       'src/kube/list-watch.ts',
-      "import type { ListWatchSource as x } from '../framework/informer.ts';",
+      "import type { ListWatchSource as x } from '../framework/watches/informer.ts';",
     ],
     ['src/kube/http.ts', "import { KubeConfig as x } from '@kubernetes/client-node';"],
-    ['src/cli/probe.ts', "import { x } from '../engine/instance-evaluation.ts';"],
+    ['src/cli/probe.ts', "import { x } from '../engine/evaluation/instance-evaluation.ts';"],
     ['src/cli/probe.ts', "import { UsageError as x } from '../command-line.ts';"],
     ['src/config.ts', "import { parseCommandLine as x } from './command-line.ts';"],
   ])('allows in %s: %s', async (importer, statement) => {
@@ -293,12 +319,12 @@ describe('the operator folder boundary', () => {
   it.each([
     [
       reconciler,
-      "import { OperatorCaches as x } from '../operator/caches.ts';",
+      "import { OperatorCaches as x } from '../operator/watches/caches.ts';",
       ['operator-only-from-main', 'reconcile-sees-ports'],
     ],
     [
-      'src/framework/informer.ts',
-      "import { x } from '../operator/event-routing.ts';",
+      'src/framework/watches/informer.ts',
+      "import { x } from '../../operator/watches/event-routing.ts';",
       ['framework-knows-nothing-built-on-it', 'operator-only-from-main'],
     ],
     [
@@ -307,22 +333,22 @@ describe('the operator folder boundary', () => {
       ['kube-implements-ports', 'operator-only-from-main'],
     ],
     [
-      'src/operator/caches.ts',
-      "import { loadConfig as x } from '../config.ts';",
+      'src/operator/watches/caches.ts',
+      "import { loadConfig as x } from '../../config.ts';",
       ['config-only-from-entry-points', 'operator-takes-options-not-config'],
     ],
     [
-      'src/operator/caches.ts',
-      "import { runOperator as x } from '../main.ts';",
+      'src/operator/watches/caches.ts',
+      "import { runOperator as x } from '../../main.ts';",
       ['main-only-from-command-table', 'operator-takes-options-not-config'],
     ],
     [
-      'src/operator/caches.ts',
-      "import { x } from '../cli/render-command.ts';",
+      'src/operator/watches/caches.ts',
+      "import { x } from '../../cli/render-command.ts';",
       ['operator-takes-options-not-config'],
     ],
     [
-      'src/operator/caches.ts',
+      'src/operator/watches/caches.ts',
       "import { KubeConfig as x } from '@kubernetes/client-node';",
       ['client-node-only-in-kube-and-framework'],
     ],
@@ -332,9 +358,12 @@ describe('the operator folder boundary', () => {
 
   it.each([
     ['src/main.ts', "import { StencilOperator as x } from './operator/stencil-operator.ts';"],
-    ['src/operator/caches.ts', "import { Informer as x } from '../framework/informer.ts';"],
-    ['src/operator/caches.ts', "import { KubeCluster as x } from '../kube/cluster.ts';"],
-    ['src/operator/caches.ts', "import type { Logger as x } from '../log.ts';"],
+    [
+      'src/operator/watches/caches.ts',
+      "import { Informer as x } from '../../framework/watches/informer.ts';",
+    ],
+    ['src/operator/watches/caches.ts', "import { KubeCluster as x } from '../../kube/cluster.ts';"],
+    ['src/operator/watches/caches.ts', "import type { Logger as x } from '../../log.ts';"],
   ])('allows in %s: %s', async (importer, statement) => {
     expect(await rulesBrokenBy(importer, statement)).toEqual([]);
   });

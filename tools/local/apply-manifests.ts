@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/api/object-meta.ts';
-import { sortForInstall } from '../../src/engine/inventory.ts';
+import { sortForInstall } from '../../src/engine/objects/inventory.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 
 export function readManifests(files: string[]): KubeObject[] {

@@ -11,10 +11,10 @@ import type { SyncMode, Template } from '../../api/template.ts';
 import type { TemplateInstance, TemplateInstanceStatus } from '../../api/template-instance.ts';
 import { FINALIZER_INSTANCE, LABEL_INSTANCE_UID } from '../../api/well-known.ts';
 import { aTemplate, anInstance } from '../../../test/support/builders.ts';
-import { draft } from '../conditions.ts';
-import type { InstanceEvaluation } from '../instance-evaluation.ts';
-import type { ObjectId } from '../inventory.ts';
-import { Redactor } from '../redaction.ts';
+import { draft } from '../shared/conditions.ts';
+import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
+import type { ObjectId } from '../objects/inventory.ts';
+import { Redactor } from '../redaction/redaction.ts';
 import {
   decide,
   MAX_EXPIRY_WAIT_MS,

@@ -2,8 +2,8 @@
 // pass has observed so far, either the next step to gather or act out, or the conclusion — the
 // status to write, the Events, the counts, what happens to the watches and the finalizer, and
 // how the pass ends (done, look again after a wait, retry with backoff, or terminal until an
-// input changes). The reconciler (src/reconcile/instance-reconciler.ts) only carries steps out
-// and adds their outcome to the observation; every choice is made here.
+// input changes). The reconciler (src/reconcile/instance/instance-reconciler.ts) only carries steps
+// out and adds their outcome to the observation; every choice is made here.
 import { InstanceReason } from '../../api/condition.ts';
 import type { KubeObject } from '../../api/object-meta.ts';
 import type { SyncMode } from '../../api/template.ts';
@@ -13,12 +13,12 @@ import type {
   TemplateInstanceStatus,
 } from '../../api/template-instance.ts';
 import { FINALIZER_INSTANCE, MAX_RESOURCES } from '../../api/well-known.ts';
-import { rfc3339 } from '../conditions.ts';
-import type { ContentChoice } from '../content-choice.ts';
-import { expiryOf } from '../expiry.ts';
-import { healthOf } from '../health.ts';
-import type { InstanceEvaluation } from '../instance-evaluation.ts';
-import { describeObject, gvkKey, resourceKey, type ObjectId } from '../inventory.ts';
+import { rfc3339 } from '../shared/conditions.ts';
+import type { ContentChoice } from '../releases/content-choice.ts';
+import { expiryOf } from '../evaluation/expiry.ts';
+import { healthOf } from '../health/health.ts';
+import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
+import { describeObject, gvkKey, resourceKey, type ObjectId } from '../objects/inventory.ts';
 import { nextInstanceStatus, withReady, type StatusInput } from './instance-status.ts';
 import type { ApplyReport, DeleteReport, Observed, OwnedObjects } from './observation.ts';
 import { dispositionOf } from './pass-outcome.ts';

@@ -3,10 +3,10 @@
 // the CRD's maxLength (32,768) refuses, and the status write would fail.
 import { describe, expect, it } from 'vitest';
 import { aTemplate, anInstance } from '../../../test/support/builders.ts';
-import { MAX_CONDITION_MESSAGE_LENGTH, TRUNCATION_MARKER } from '../conditions.ts';
-import { evaluateInstance } from '../instance-evaluation.ts';
+import { MAX_CONDITION_MESSAGE_LENGTH, TRUNCATION_MARKER } from '../shared/conditions.ts';
+import { evaluateInstance } from '../evaluation/instance-evaluation.ts';
 import { nextInstanceStatus } from './instance-status.ts';
-import { MemorySource } from '../memory-source.ts';
+import { MemorySource } from '../sources/memory-source.ts';
 
 describe('an instance status', () => {
   it('cuts a 40,000-character failure message in Rendered and Ready, with the marker', async () => {

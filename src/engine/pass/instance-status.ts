@@ -13,11 +13,11 @@ import {
   readyCondition,
   rfc3339,
   type ConditionDraft,
-} from '../conditions.ts';
-import { expiryOf } from '../expiry.ts';
-import type { InstanceEvaluation } from '../instance-evaluation.ts';
-import { instanceHealth } from '../instance-health.ts';
-import { templateRefOf } from '../template-ref.ts';
+} from '../shared/conditions.ts';
+import { expiryOf } from '../evaluation/expiry.ts';
+import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
+import { instanceHealth } from '../health/instance-health.ts';
+import { templateRefOf } from '../shared/template-ref.ts';
 
 export interface ApplyOutcome {
   ok: boolean;

@@ -3,9 +3,9 @@
 // afresh; nothing here holds a handle to the cluster.
 import type { KubeObject } from '../../api/object-meta.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
-import type { ContentChoice } from '../content-choice.ts';
-import type { InstanceEvaluation } from '../instance-evaluation.ts';
-import type { ObjectId } from '../inventory.ts';
+import type { ContentChoice } from '../releases/content-choice.ts';
+import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
+import type { ObjectId } from '../objects/inventory.ts';
 
 /** What brought the pass from outside the instance, kept until a pass that saw it completes. */
 export interface PassTrigger {
@@ -14,7 +14,7 @@ export interface PassTrigger {
   description: string;
 }
 
-/** How applying the rendered objects went (src/reconcile/applier.ts). */
+/** How applying the rendered objects went (src/reconcile/instance/applier.ts). */
 export type ApplyReport =
   | {
       ok: true;
@@ -42,7 +42,10 @@ export type ApplyReport =
       unchanged: number;
     };
 
-/** What the instance owns, found by label and by its record (src/reconcile/resource-sync.ts). */
+/**
+ * What the instance owns, found by label and by its record
+ * (src/reconcile/instance/resource-sync.ts).
+ */
 export interface OwnedObjects {
   owned: ObjectId[];
   /**

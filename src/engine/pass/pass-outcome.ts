@@ -2,7 +2,7 @@
 // failure that only an edit of an input can fix waits, terminal, for that edit (or the resync);
 // everything else is retried with backoff, because the cluster may change under it.
 import { InstanceReason } from '../../api/condition.ts';
-import type { Problem } from '../problem.ts';
+import type { Problem } from '../shared/problem.ts';
 
 export type Disposition = 'terminal' | 'retry';
 

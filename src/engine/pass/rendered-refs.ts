@@ -1,7 +1,7 @@
 // The status entry of a rendered object, as a pass reports it in status.renderedResources.
 import type { KubeObject } from '../../api/object-meta.ts';
 import type { RenderedResourceRef } from '../../api/template-instance.ts';
-import type { Health } from '../health.ts';
+import type { Health } from '../health/health.ts';
 
 /**
  * The status entry of a rendered object. `observedGeneration` is what the name says in

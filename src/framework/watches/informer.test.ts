@@ -1,0 +1,344 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { KubeObject } from '../../api/object-meta.ts';
+import {
+  Informer,
+  type ListResult,
+  type ListWatchSource,
+  type WatchEventType,
+} from './informer.ts';
+
+const cm = (name: string, resourceVersion: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns', resourceVersion },
+});
+
+interface Watch {
+  resourceVersion: string;
+  emit: (type: WatchEventType, object: unknown) => void;
+  done: (error: unknown) => void;
+}
+
+/** A scripted API server: lists return `listing`, watches are handed to the test. */
+class FakeSource implements ListWatchSource {
+  lists = 0;
+  /** When each list was asked for, by the (fake) clock. */
+  readonly listedAt: number[] = [];
+  listing: ListResult = { items: [], resourceVersion: '1' };
+  failLists = 0;
+  readonly watches: Watch[] = [];
+
+  list(): Promise<ListResult> {
+    this.lists++;
+    this.listedAt.push(Date.now());
+    if (this.failLists > 0) {
+      this.failLists--;
+      return Promise.reject(Object.assign(new Error('connection refused'), { statusCode: 0 }));
+    }
+    return Promise.resolve(this.listing);
+  }
+
+  watch(
+    _path: string,
+    query: { resourceVersion: string },
+    onEvent: Watch['emit'],
+    onDone: Watch['done'],
+  ): Promise<{ abort(): void }> {
+    this.watches.push({ resourceVersion: query.resourceVersion, emit: onEvent, done: onDone });
+    return Promise.resolve({
+      abort: () => onDone(Object.assign(new Error('aborted'), { name: 'AbortError' })),
+    });
+  }
+}
+
+/**
+ * Lets the informer do all it can without the clock moving: the fake source answers from
+ * memory, so one turn of the real event loop (which advanceTimersByTimeAsync takes before it
+ * ticks) drains every list → watch chain. Retries wait on the fake clock, so a test sees exactly
+ * when they happen, and the watchdog (minutes) never fires on its own.
+ */
+async function flush(): Promise<void> {
+  await vi.advanceTimersByTimeAsync(0);
+}
+
+describe('the informer', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('lists, then watches from the list resourceVersion, keeping the cache current', async () => {
+    const source = new FakeSource();
+    source.listing = { items: [cm('a', '5')], resourceVersion: '7' };
+    const informer = new Informer(source, { path: '/api/v1/configmaps' });
+    const seen: string[] = [];
+    informer.addHandlers({
+      add: (o) => seen.push(`add ${o.metadata.name}`),
+      update: (o) => seen.push(`update ${o.metadata.name}`),
+      delete: (o) => seen.push(`delete ${o.metadata.name}`),
+    });
+    await informer.start();
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    expect(source.watches[0]!.resourceVersion).toBe('7');
+    source.watches[0]!.emit('ADDED', cm('b', '8'));
+    source.watches[0]!.emit('MODIFIED', cm('a', '9'));
+    source.watches[0]!.emit('DELETED', cm('b', '10'));
+    expect(seen).toEqual(['add a', 'add b', 'update a', 'delete b']);
+    expect(informer.list().map((o) => o.metadata.name)).toEqual(['a']);
+    informer.stop();
+  });
+
+  it('keeps no managedFields, from the list or from the watch (the bulk of a cached object)', async () => {
+    const withFields = (name: string, resourceVersion: string): KubeObject => ({
+      ...cm(name, resourceVersion),
+      metadata: {
+        ...cm(name, resourceVersion).metadata,
+        labels: { app: name },
+        managedFields: [{ manager: 'some-controller', fieldsV1: { 'f:data': {} } }],
+      } as KubeObject['metadata'],
+    });
+    const source = new FakeSource();
+    source.listing = { items: [withFields('a', '5')], resourceVersion: '7' };
+    const informer = new Informer(source, { path: '/api/v1/configmaps' });
+    const handed: KubeObject[] = [];
+    informer.addHandlers({ add: (o) => handed.push(o) });
+    await informer.start();
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    source.watches[0]!.emit('ADDED', withFields('b', '8'));
+    for (const object of [...informer.list(), ...handed]) {
+      expect(object.metadata).not.toHaveProperty('managedFields');
+      expect(object.metadata.labels).toEqual({ app: object.metadata.name });
+    }
+    expect(handed).toHaveLength(2);
+    informer.stop();
+  });
+
+  it('keeps identity, version and labels only in a metadata-only cache (no annotations)', async () => {
+    const secretMeta = (name: string, resourceVersion: string): KubeObject => ({
+      apiVersion: 'meta.k8s.io/v1',
+      kind: 'PartialObjectMetadata',
+      metadata: {
+        name,
+        namespace: 'ns',
+        uid: `uid-${name}`,
+        resourceVersion,
+        labels: { app: name },
+        // kubectl apply keeps the whole applied Secret, data included, in this annotation.
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"czNjcjN0"}}',
+        },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }],
+        creationTimestamp: '2026-12-03T00:00:00Z',
+      },
+    });
+    const source = new FakeSource();
+    source.listing = { items: [secretMeta('a', '5')], resourceVersion: '7' };
+    const informer = new Informer(source, { path: '/api/v1/secrets', metadataOnly: true });
+    const handed: KubeObject[] = [];
+    informer.addHandlers({ add: (o) => handed.push(o), update: (o) => handed.push(o) });
+    await informer.start();
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    source.watches[0]!.emit('ADDED', secretMeta('b', '8'));
+    source.watches[0]!.emit('MODIFIED', secretMeta('a', '9'));
+    expect(handed).toHaveLength(3);
+    for (const object of [...informer.list(), ...handed]) {
+      const { name } = object.metadata;
+      expect(JSON.parse(JSON.stringify(object.metadata))).toEqual({
+        name,
+        namespace: 'ns',
+        uid: `uid-${name}`,
+        resourceVersion: object.metadata.resourceVersion,
+        labels: { app: name },
+      });
+    }
+    informer.stop();
+  });
+
+  it('re-watches from the last resourceVersion after a normal close, without relisting (no replay)', async () => {
+    const source = new FakeSource();
+    const informer = new Informer(source, { path: '/x' });
+    await informer.start();
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    source.watches[0]!.emit('ADDED', cm('a', '12'));
+    source.watches[0]!.emit('BOOKMARK', { metadata: { resourceVersion: '15' } });
+    source.watches[0]!.done(null);
+    await flush();
+    expect(source.watches).toHaveLength(2);
+    expect(source.watches[1]!.resourceVersion).toBe('15');
+    expect(source.lists).toBe(1);
+    informer.stop();
+  });
+
+  it('relists on 410 Gone and emits only the differences', async () => {
+    const source = new FakeSource();
+    source.listing = { items: [cm('a', '1'), cm('b', '1')], resourceVersion: '1' };
+    const informer = new Informer(source, { path: '/x' });
+    const seen: string[] = [];
+    await informer.start();
+    informer.addHandlers({
+      add: (o) => seen.push(`add ${o.metadata.name}`),
+      update: (o) => seen.push(`update ${o.metadata.name}`),
+      delete: (o) => seen.push(`delete ${o.metadata.name}`),
+    });
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    source.listing = { items: [cm('a', '1'), cm('c', '3')], resourceVersion: '3' };
+    source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    source.watches[0]!.done(null);
+    await flush();
+    expect(source.watches).toHaveLength(2);
+    expect(source.lists).toBe(2);
+    expect(seen).toEqual(['delete b', 'add c']);
+    expect(source.watches[1]!.resourceVersion).toBe('3');
+    informer.stop();
+  });
+
+  it('marks the first list as initial-list, and what a relist after 410 finds as relist', async () => {
+    const source = new FakeSource();
+    source.listing = { items: [cm('a', '1'), cm('b', '1'), cm('c', '1')], resourceVersion: '1' };
+    const informer = new Informer(source, { path: '/x' });
+    const seen: string[] = [];
+    informer.addHandlers({
+      add: (o, origin) => seen.push(`${origin} add ${o.metadata.name}`),
+      update: (o, _old, origin) => seen.push(`${origin} update ${o.metadata.name}`),
+      delete: (o, origin) => seen.push(`${origin} delete ${o.metadata.name}`),
+    });
+    await informer.start();
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    source.watches[0]!.emit('MODIFIED', cm('a', '2'));
+    // a is unchanged since the watch saw it, b changed in the gap, c was deleted, d created.
+    source.listing = { items: [cm('a', '2'), cm('b', '4'), cm('d', '5')], resourceVersion: '5' };
+    source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    source.watches[0]!.done(null);
+    await flush();
+    expect(source.watches).toHaveLength(2);
+    expect(seen).toEqual([
+      'initial-list add a',
+      'initial-list add b',
+      'initial-list add c',
+      'watch update a',
+      'relist delete c',
+      'relist update b',
+      'relist add d',
+    ]);
+    informer.stop();
+  });
+
+  it('keeps marking the first list initial when it needed retries', async () => {
+    const source = new FakeSource();
+    source.failLists = 1;
+    source.listing = { items: [cm('a', '1')], resourceVersion: '1' };
+    const informer = new Informer(source, { path: '/x' });
+    const origins: string[] = [];
+    informer.addHandlers({ add: (_o, origin) => origins.push(origin) });
+    const started = informer.start();
+    await flush();
+    expect(source.lists).toBe(1);
+    // The first retry waits at most 500 ms (its base, less up to 30 % jitter).
+    await vi.advanceTimersByTimeAsync(500);
+    await started;
+    expect(source.lists).toBe(2);
+    expect(origins).toEqual(['initial-list']);
+    informer.stop();
+  });
+
+  it('keeps secondary indexes current through lists, watch events, relists and deletes', async () => {
+    const labelled = (name: string, rv: string, team?: string): KubeObject => ({
+      ...cm(name, rv),
+      metadata: { ...cm(name, rv).metadata, ...(team ? { labels: { team } } : {}) },
+    });
+    const source = new FakeSource();
+    source.listing = {
+      items: [labelled('a', '1', 'red'), labelled('b', '1')],
+      resourceVersion: '1',
+    };
+    const informer = new Informer(source, { path: '/x' });
+    const team = (o: KubeObject): string[] => (o.metadata.labels ? [o.metadata.labels.team!] : []);
+    const names = (value: string): string[] =>
+      informer
+        .byIndex('team', value)
+        .map((o) => o.metadata.name ?? '')
+        .sort();
+    await informer.start();
+    informer.addIndex('team', team);
+    expect(names('red')).toEqual(['a']);
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    source.watches[0]!.emit('MODIFIED', labelled('a', '2', 'blue'));
+    source.watches[0]!.emit('MODIFIED', labelled('b', '2', 'red'));
+    source.watches[0]!.emit('ADDED', labelled('c', '3', 'red'));
+    expect(names('red')).toEqual(['b', 'c']);
+    expect(names('blue')).toEqual(['a']);
+    source.watches[0]!.emit('DELETED', labelled('c', '4', 'red'));
+    expect(names('red')).toEqual(['b']);
+    source.listing = { items: [labelled('a', '5', 'red')], resourceVersion: '5' };
+    source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    source.watches[0]!.done(null);
+    await flush();
+    expect(source.watches).toHaveLength(2);
+    expect(names('red')).toEqual(['a']);
+    expect(names('blue')).toEqual([]);
+    expect(() => informer.byIndex('missing', 'x')).toThrow(/does not exist/);
+    informer.stop();
+  });
+
+  it('retries with backoff after errors instead of giving up or exiting', async () => {
+    const source = new FakeSource();
+    source.failLists = 2;
+    const informer = new Informer(source, { path: '/x' });
+    const started = informer.start();
+    await flush();
+    expect(source.lists).toBe(1);
+    // Base 500 ms doubling per failure, each less up to 30 % jitter: the first retry comes
+    // 350–500 ms after the failure, the second 700–1000 ms after the first.
+    await vi.advanceTimersByTimeAsync(349);
+    expect(source.lists).toBe(1);
+    await vi.advanceTimersByTimeAsync(151);
+    expect(source.lists).toBe(2);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await started;
+    expect(source.lists).toBe(3);
+    const [first, second, third] = source.listedAt;
+    expect(second! - first!).toBeGreaterThanOrEqual(350);
+    expect(second! - first!).toBeLessThanOrEqual(500);
+    expect(third! - second!).toBeGreaterThanOrEqual(700);
+    expect(third! - second!).toBeLessThanOrEqual(1_000);
+    expect(source.watches).toHaveLength(1);
+    source.watches[0]!.done(Object.assign(new Error('socket hang up'), { statusCode: 500 }));
+    // A failed watch is not reopened at once either, but within its backoff (the third failure
+    // in a row: 2 s at most, as a successful list does not reset the count).
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(source.watches).toHaveLength(2);
+    expect(source.lists).toBe(3);
+    informer.stop();
+  });
+
+  it('survives a handler that throws', async () => {
+    const source = new FakeSource();
+    const logged: string[] = [];
+    const informer = new Informer(source, { path: '/x', log: (_l, m) => logged.push(m) });
+    informer.addHandlers({
+      add: () => {
+        throw new Error('bug');
+      },
+    });
+    const seen: string[] = [];
+    informer.addHandlers({ add: (o) => seen.push(o.metadata.name ?? '') });
+    await informer.start();
+    await flush();
+    expect(source.watches).toHaveLength(1);
+    source.watches[0]!.emit('ADDED', cm('a', '2'));
+    expect(seen).toEqual(['a']);
+    expect(logged).toContain('informer handler threw');
+    informer.stop();
+  });
+});

@@ -1,0 +1,357 @@
+// A resilient list+watch cache of one resource collection. It relists on 410 Gone, re-watches
+// from the last resourceVersion after a normal close (no replay storm), backs off on errors,
+// restarts a watch that went silent, and never lets a handler's exception escape. Secondary
+// indexes (e.g. Pods by the node they run on) are kept current with the cache.
+import type { KubeObject, ObjectHead } from '../../api/object-meta.ts';
+import { Backoff } from '../backoff.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface ListResult {
+  items: KubeObject[];
+  resourceVersion: string;
+}
+
+export interface WatchHandle {
+  abort(): void;
+}
+
+/** What an informer needs from the API server (implemented in src/kube). */
+export interface ListWatchSource {
+  list(path: string, labelSelector?: string, metadataOnly?: boolean): Promise<ListResult>;
+  watch(
+    path: string,
+    query: {
+      resourceVersion: string;
+      labelSelector?: string;
+      timeoutSeconds: number;
+      metadataOnly?: boolean;
+    },
+    onEvent: (type: WatchEventType, object: unknown) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<WatchHandle>;
+}
+
+/**
+ * Where an event came from. `initial-list`: the first list of a new informer reports what
+ * already existed, not a change. `relist`: a list after 410 Gone; only objects whose
+ * resourceVersion moved (or that appeared or vanished) are reported, so each is a real change.
+ * `watch`: the watch stream.
+ */
+export type EventOrigin = 'initial-list' | 'relist' | 'watch';
+
+export interface InformerHandlers<T extends ObjectHead = KubeObject> {
+  add?(object: T, origin: EventOrigin): void;
+  update?(object: T, old: T, origin: EventOrigin): void;
+  delete?(object: T, origin: EventOrigin): void;
+}
+
+/** The values an object is filed under in a secondary index (none: not in the index). */
+export type IndexFunction<T> = (object: T) => string[];
+
+interface Index<T> {
+  valuesOf: IndexFunction<T>;
+  /** index value → object key → object */
+  buckets: Map<string, Map<string, T>>;
+}
+
+export interface InformerOptions {
+  /** Collection path, e.g. `/apis/apps/v1/namespaces/default/deployments`. */
+  path: string;
+  labelSelector?: string;
+  /** Cache PartialObjectMetadata only (enough to notice changes; never holds Secret data). */
+  metadataOnly?: boolean;
+  /** Server-side watch timeout; a watch silent for longer than this plus slack is restarted. */
+  watchTimeoutSeconds?: number;
+  log?: (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => void;
+}
+
+/** An error whose HTTP status (or watch Status code) is 410: our resourceVersion expired. */
+function isGone(error: unknown): boolean {
+  const e = error as { statusCode?: number; code?: number; status?: number } | null;
+  return e?.statusCode === 410 || e?.code === 410 || e?.status === 410;
+}
+
+/**
+ * What a metadata-only cache keeps of an object: identity, version and labels, the fields its
+ * readers use (change detection, label matching). Annotations go: besides their size, kubectl's
+ * last-applied-configuration annotation of a Secret holds its data.
+ */
+function identityOf<T extends ObjectHead>(object: T): T {
+  const { name, namespace, uid, resourceVersion, labels, deletionTimestamp } = object.metadata;
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: { name, namespace, uid, resourceVersion, labels, deletionTimestamp },
+  } as T;
+}
+
+export function objectKey(object: ObjectHead): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+}
+
+/**
+ * `T` is the kind the collection holds: the API server is trusted to send objects of the kind
+ * the path names, so the informer is the one place that treats wire objects as `T`.
+ */
+export class Informer<T extends ObjectHead = KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly indexes = new Map<string, Index<T>>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private readonly backoff = new Backoff({ baseMs: 500, maxMs: 30_000, jitter: 0.3 });
+  private resourceVersion = '';
+  private watch: WatchHandle | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private synced = false;
+  private readonly syncWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly source: ListWatchSource,
+    private readonly options: InformerOptions,
+  ) {}
+
+  get path(): string {
+    return this.options.path;
+  }
+
+  addHandlers(handlers: InformerHandlers<T>): void {
+    this.handlers.push(handlers);
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Starts listing and watching; resolves once the first list has filled the cache. */
+  start(): Promise<void> {
+    void this.relist();
+    return this.waitForSync();
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.watchdog);
+    clearTimeout(this.retryTimer);
+    this.watch?.abort();
+    this.watch = undefined;
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.cache.get(`${namespace}/${name}`);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  /** Adds a secondary index, filing what the cache already holds; kept current from then on. */
+  addIndex(name: string, valuesOf: IndexFunction<T>): void {
+    if (this.indexes.has(name)) throw new Error(`informer index "${name}" exists already`);
+    const index: Index<T> = { valuesOf, buckets: new Map() };
+    this.indexes.set(name, index);
+    for (const [key, object] of this.cache) file(index, key, object);
+  }
+
+  /** The cached objects filed under `value` in the index `name`. */
+  byIndex(name: string, value: string): T[] {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`informer index "${name}" does not exist`);
+    return [...(index.buckets.get(value)?.values() ?? [])];
+  }
+
+  /** Files the object (what the cache keeps of it) and returns what was kept. */
+  private store(key: string, received: T): T {
+    const object = this.options.metadataOnly ? identityOf(received) : received;
+    // managedFields is a tree of every field each manager owns (52 of 170 MiB of live heap at 5,000
+    // instances) and nothing reads it from a cache: passes compare with live reads.
+    delete (object.metadata as { managedFields?: unknown }).managedFields;
+    const old = this.cache.get(key);
+    for (const index of this.indexes.values()) {
+      if (old) unfile(index, key, old);
+      file(index, key, object);
+    }
+    this.cache.set(key, object);
+    return object;
+  }
+
+  private remove(key: string): void {
+    const old = this.cache.get(key);
+    if (!old) return;
+    for (const index of this.indexes.values()) unfile(index, key, old);
+    this.cache.delete(key);
+  }
+
+  private log(
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields: Record<string, unknown> = {},
+  ): void {
+    this.options.log?.(level, message, { path: this.options.path, ...fields });
+  }
+
+  private notify(kind: keyof InformerHandlers, origin: EventOrigin, object: T, old?: T): void {
+    for (const handlers of this.handlers) {
+      try {
+        if (kind === 'update') handlers.update?.(object, old ?? object, origin);
+        else handlers[kind]?.(object, origin);
+      } catch (error) {
+        this.log('error', 'informer handler threw', { error: String(error) });
+      }
+    }
+  }
+
+  private retry(what: () => Promise<void>, error: unknown): void {
+    if (this.stopped) return;
+    const delay = this.backoff.next('informer');
+    this.log('warn', 'list/watch failed; retrying', {
+      error: String((error as Error)?.message ?? error),
+      delayMs: delay,
+    });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void what(), delay);
+    this.retryTimer.unref();
+  }
+
+  private async relist(): Promise<void> {
+    if (this.stopped) return;
+    let result: ListResult;
+    try {
+      result = await this.source.list(
+        this.options.path,
+        this.options.labelSelector,
+        this.options.metadataOnly,
+      );
+    } catch (error) {
+      this.retry(() => this.relist(), error);
+      return;
+    }
+    this.replace(result);
+    await this.startWatch();
+  }
+
+  /**
+   * Replaces the cache with a fresh list, emitting the differences as events: everything on the
+   * first list (marked `initial-list`); on a relist only what moved, by resourceVersion.
+   */
+  private replace(result: ListResult): void {
+    const origin: EventOrigin = this.synced ? 'relist' : 'initial-list';
+    const items = result.items as unknown as T[];
+    const fresh = new Map(items.map((o) => [objectKey(o), o]));
+    for (const [key, old] of this.cache) {
+      if (!fresh.has(key)) {
+        this.remove(key);
+        this.notify('delete', origin, old);
+      }
+    }
+    for (const [key, received] of fresh) {
+      const old = this.cache.get(key);
+      const object = this.store(key, received);
+      if (!old) this.notify('add', origin, object);
+      else if (old.metadata.resourceVersion !== object.metadata.resourceVersion)
+        this.notify('update', origin, object, old);
+    }
+    this.resourceVersion = result.resourceVersion;
+    if (!this.synced) {
+      this.synced = true;
+      this.syncWaiters.splice(0).forEach((resolve) => resolve());
+    }
+  }
+
+  private armWatchdog(): void {
+    clearTimeout(this.watchdog);
+    const timeout = this.options.watchTimeoutSeconds ?? 300;
+    this.watchdog = setTimeout(
+      () => {
+        this.log('warn', 'watch silent for too long; restarting');
+        this.watch?.abort();
+      },
+      (timeout + 60) * 1000,
+    );
+    this.watchdog.unref();
+  }
+
+  private async startWatch(): Promise<void> {
+    if (this.stopped) return;
+    let needsRelist = false;
+    const onEvent = (type: WatchEventType, raw: unknown): void => {
+      this.armWatchdog();
+      if (type === 'ERROR') {
+        needsRelist ||= isGone(raw);
+        return;
+      }
+      const object = raw as T;
+      if (object?.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
+      if (type !== 'BOOKMARK') this.apply(type, object);
+    };
+    const onDone = (error: unknown): void => {
+      clearTimeout(this.watchdog);
+      this.watch = undefined;
+      if (this.stopped) return;
+      if (needsRelist || isGone(error)) {
+        void this.relist();
+      } else if (error && (error as Error).name !== 'AbortError') {
+        this.retry(() => this.startWatch(), error);
+      } else {
+        this.backoff.forget('informer');
+        void this.startWatch();
+      }
+    };
+    try {
+      this.armWatchdog();
+      this.watch = await this.source.watch(
+        this.options.path,
+        {
+          resourceVersion: this.resourceVersion,
+          labelSelector: this.options.labelSelector,
+          metadataOnly: this.options.metadataOnly,
+          timeoutSeconds: this.options.watchTimeoutSeconds ?? 300,
+        },
+        onEvent,
+        onDone,
+      );
+    } catch (error) {
+      clearTimeout(this.watchdog);
+      this.retry(() => this.startWatch(), error);
+    }
+  }
+
+  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): void {
+    const key = objectKey(object);
+    const old = this.cache.get(key);
+    if (type === 'DELETED') {
+      this.remove(key);
+      this.notify('delete', 'watch', object);
+      return;
+    }
+    const stored = this.store(key, object);
+    if (old) this.notify('update', 'watch', stored, old);
+    else this.notify('add', 'watch', stored);
+  }
+}
+
+function file<T>(index: Index<T>, key: string, object: T): void {
+  for (const value of new Set(index.valuesOf(object))) {
+    let bucket = index.buckets.get(value);
+    if (!bucket) index.buckets.set(value, (bucket = new Map<string, T>()));
+    bucket.set(key, object);
+  }
+}
+
+function unfile<T>(index: Index<T>, key: string, object: T): void {
+  for (const value of new Set(index.valuesOf(object))) {
+    const bucket = index.buckets.get(value);
+    bucket?.delete(key);
+    if (bucket?.size === 0) index.buckets.delete(value);
+  }
+}

@@ -1,0 +1,233 @@
+// One shared registry of watches on the objects dependents depend on (objects they read, and the
+// objects they own, found by an owner label the caller names), routed by typed DependencyKeys.
+// Watches are keyed by WatchKey, so their number is bounded by distinct keys, not by dependents;
+// they are reference counted and stopped when their last dependent lets go. Informers cache
+// metadata.
+import type { KubeObject } from '../../api/object-meta.ts';
+import {
+  concerns,
+  labelSelectorOf,
+  routeOf,
+  routesOf,
+  watchKeyId,
+  watchKeyOf,
+  type Dependency,
+  type DependencyKey,
+  type WatchKey,
+} from '../dependency-key.ts';
+import { objectKey, type EventOrigin, type Informer } from './informer.ts';
+
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface ChangeNotice {
+  dependent: string;
+  /** The dependency of `dependent` the change concerns. */
+  dependency: DependencyKey;
+  object: KubeObject;
+  type: ChangeType;
+  /** `catch-up`: the watch's state differs from what the dependent recorded when it registered. */
+  origin: Exclude<EventOrigin, 'initial-list'> | 'catch-up';
+}
+
+/**
+ * Starts an informer for a key, listing and watching with `labelSelector` (the owner label for a
+ * drift watch); `undefined` when the kind is not served (retried on next set).
+ */
+export type WatchStarter = (
+  key: WatchKey,
+  onEvent: (type: ChangeType, object: KubeObject, origin: EventOrigin) => void,
+  labelSelector: string | undefined,
+) => Promise<Informer | undefined>;
+
+interface Entry {
+  key: WatchKey;
+  informer?: Informer;
+  starting?: Promise<void>;
+  dependents: Map<string, Dependency[]>;
+  /** Dependents by routing value (owner uid, object name, `*`): an event reaches only these. */
+  routes: Map<string, Set<string>>;
+}
+
+export class SourceRegistry {
+  private readonly entries = new Map<string, Entry>();
+  private readonly byDependent = new Map<string, Set<string>>();
+
+  /**
+   * `ownerLabel`: the label whose value is the uid of an object's owner; drift dependencies match
+   * it, and drift watches select on it.
+   */
+  constructor(
+    private readonly start: WatchStarter,
+    private readonly notify: (notice: ChangeNotice) => void,
+    private readonly ownerLabel: string,
+  ) {}
+
+  /** Number of running watch connections. */
+  get activeWatches(): number {
+    return [...this.entries.values()].filter((e) => e.informer).length;
+  }
+
+  /** Keys of the running watches (for metrics and tests). */
+  watchKeys(): WatchKey[] {
+    return [...this.entries.values()].filter((e) => e.informer).map((e) => e.key);
+  }
+
+  /** Whether `dependent` depends on anything now. */
+  tracks(dependent: string): boolean {
+    return this.byDependent.has(dependent);
+  }
+
+  /** What `dependent` depends on now. */
+  dependenciesOf(dependent: string): DependencyKey[] {
+    return [...(this.byDependent.get(dependent) ?? [])].flatMap(
+      (id) =>
+        this.entries
+          .get(id)
+          ?.dependents.get(dependent)
+          ?.map((d) => d.key) ?? [],
+    );
+  }
+
+  /**
+   * Replaces what `dependent` depends on; starts missing watches and stops those nobody needs
+   * any more. What the dependent recorded as read is checked against a watch's cache once the
+   * watch has its first list (at once when it already has): a difference is a change it missed.
+   */
+  async set(dependent: string, dependencies: Dependency[]): Promise<void> {
+    const wanted = new Map<string, Dependency[]>();
+    for (const d of dependencies) {
+      const id = watchKeyId(watchKeyOf(d.key));
+      wanted.set(id, [...(wanted.get(id) ?? []), d]);
+    }
+    for (const id of this.byDependent.get(dependent) ?? [])
+      if (!wanted.has(id)) this.drop(id, dependent);
+    for (const [id, deps] of wanted) {
+      let entry = this.entries.get(id);
+      if (!entry) {
+        entry = { key: watchKeyOf(deps[0]!.key), dependents: new Map(), routes: new Map() };
+        this.entries.set(id, entry);
+      }
+      unroute(entry, dependent);
+      entry.dependents.set(dependent, deps);
+      for (const d of deps) {
+        const route = routeOf(d.key);
+        entry.routes.set(route, (entry.routes.get(route) ?? new Set()).add(dependent));
+      }
+      if (entry.informer?.hasSynced()) this.catchUp(entry, dependent, deps);
+    }
+    if (wanted.size > 0) this.byDependent.set(dependent, new Set(wanted.keys()));
+    else this.byDependent.delete(dependent);
+    await Promise.all([...wanted.keys()].map((id) => this.ensureStarted(id)));
+  }
+
+  /** Forgets every dependency of `dependent`. */
+  release(dependent: string): void {
+    for (const id of this.byDependent.get(dependent) ?? []) this.drop(id, dependent);
+    this.byDependent.delete(dependent);
+  }
+
+  private drop(id: string, dependent: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    unroute(entry, dependent);
+    entry.dependents.delete(dependent);
+    if (entry.dependents.size === 0) {
+      entry.informer?.stop();
+      this.entries.delete(id);
+    }
+  }
+
+  private ensureStarted(id: string): Promise<void> {
+    const entry = this.entries.get(id);
+    if (!entry || entry.informer) return Promise.resolve();
+    entry.starting ??= this.start(
+      entry.key,
+      (type, object, origin) => this.route(id, type, object, origin),
+      labelSelectorOf(entry.key, this.ownerLabel),
+    )
+      .then((informer) => {
+        if (this.entries.get(id) !== entry) {
+          informer?.stop();
+          return;
+        }
+        entry.informer = informer;
+        void informer?.waitForSync().then(() => {
+          if (this.entries.get(id) !== entry) return;
+          for (const [dependent, deps] of entry.dependents) this.catchUp(entry, dependent, deps);
+        });
+      })
+      .finally(() => {
+        entry.starting = undefined;
+      });
+    return entry.starting;
+  }
+
+  /**
+   * An initial list reports what existed before the watch, which its dependents read
+   * themselves: it is not routed as a change. `catchUp` reports what differs from their reads.
+   */
+  private route(id: string, type: ChangeType, object: KubeObject, origin: EventOrigin): void {
+    if (origin === 'initial-list') return;
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    const reached = new Set(
+      routesOf(entry.key.type, object, this.ownerLabel).flatMap((r) => [
+        ...(entry.routes.get(r) ?? []),
+      ]),
+    );
+    for (const dependent of reached) {
+      const dependency = entry.dependents
+        .get(dependent)
+        ?.find((d) => concerns(d.key, object, this.ownerLabel));
+      if (dependency) this.notify({ dependent, dependency: dependency.key, object, type, origin });
+    }
+  }
+
+  /** Reports each object whose cached version differs from what `dependent` recorded reading. */
+  private catchUp(entry: Entry, dependent: string, deps: Dependency[]): void {
+    const cached = entry.informer?.list() ?? [];
+    for (const dependency of deps) {
+      if (!dependency.observed) continue;
+      const unseen = new Map(Object.entries(dependency.observed));
+      for (const object of cached) {
+        if (!concerns(dependency.key, object, this.ownerLabel)) continue;
+        const key = objectKey(object);
+        const read = unseen.get(key);
+        unseen.delete(key);
+        if (read === object.metadata.resourceVersion) continue;
+        const type = read === undefined ? 'ADDED' : 'MODIFIED';
+        this.notify({ dependent, dependency: dependency.key, object, type, origin: 'catch-up' });
+      }
+      for (const key of unseen.keys()) {
+        const object = gone(entry.key, key);
+        this.notify({
+          dependent,
+          dependency: dependency.key,
+          object,
+          type: 'DELETED',
+          origin: 'catch-up',
+        });
+      }
+    }
+  }
+}
+
+/** A stand-in for an object that was read but is no longer there (only its identity is known). */
+function gone(key: WatchKey, objectKeyText: string): KubeObject {
+  const slash = objectKeyText.indexOf('/');
+  const namespace = objectKeyText.slice(0, slash);
+  return {
+    apiVersion: key.apiVersion,
+    kind: key.kind,
+    metadata: { name: objectKeyText.slice(slash + 1), ...(namespace ? { namespace } : {}) },
+  };
+}
+
+function unroute(entry: Entry, dependent: string): void {
+  for (const d of entry.dependents.get(dependent) ?? []) {
+    const route = routeOf(d.key);
+    const dependents = entry.routes.get(route);
+    dependents?.delete(dependent);
+    if (dependents?.size === 0) entry.routes.delete(route);
+  }
+}

@@ -1,0 +1,90 @@
+// The engine's SourcePort over the cluster: reads for valueFrom, with failures classified the
+// way SPEC §6 needs them (only a Transient failure blocks pruning after a defaultValue).
+import type { KubeObject } from '../../api/object-meta.ts';
+import type {
+  KindScope,
+  ListRef,
+  ObjectList,
+  ObjectRef,
+  ReadFailure,
+  SourcePort,
+  SourceRead,
+} from '../../engine/sources/source-port.ts';
+import { describeRef } from '../../engine/sources/source-port.ts';
+import { isClusterError, type ClusterErrorKind, type ClusterPort } from '../cluster-port.ts';
+import type { SourceAccess } from '../reader.ts';
+import type { SourceAuthorizer } from './requester-authorization.ts';
+
+const FAILURES: Partial<Record<ClusterErrorKind, ReadFailure>> = {
+  NotFound: 'NotFound',
+  NotServed: 'NotServed',
+  Forbidden: 'Forbidden',
+  Unauthorized: 'Forbidden',
+  Invalid: 'Invalid',
+};
+
+function failed<T>(error: unknown, what: string): SourceRead<T> {
+  const kind = isClusterError(error) ? error.kind : 'Transient';
+  const failure = FAILURES[kind] ?? 'Transient';
+  const reason = isClusterError(error) ? error.message : String(error);
+  return { ok: false, failure, message: `reading ${what} failed: ${reason}` };
+}
+
+/** `namespace/name` (`/name` when cluster-scoped): how watch caches key their objects. */
+function versionsOf(objects: KubeObject[]): Record<string, string> {
+  return Object.fromEntries(
+    objects.map((o) => [
+      `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`,
+      o.metadata.resourceVersion ?? '',
+    ]),
+  );
+}
+
+export class ClusterSource implements SourcePort {
+  /** Every read this resolution performed, for the watch registry. */
+  readonly reads: SourceAccess[] = [];
+
+  /** `authorize`: under --authorize-sources=requester, the requester check of this pass (ADR 0020). */
+  constructor(
+    private readonly cluster: ClusterPort,
+    readonly authorize?: SourceAuthorizer,
+  ) {}
+
+  scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
+    return this.cluster.scopeOf(apiVersion, kind);
+  }
+
+  async get(ref: ObjectRef): Promise<SourceRead<KubeObject>> {
+    const read: SourceAccess = {
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      namespace: ref.namespace,
+      name: ref.name,
+    };
+    this.reads.push(read);
+    try {
+      const object = await this.cluster.get(ref);
+      read.observed = versionsOf(object ? [object] : []);
+      if (object) return { ok: true, value: object };
+      return { ok: false, failure: 'NotFound', message: `${describeRef(ref)} not found` };
+    } catch (error) {
+      return failed(error, describeRef(ref));
+    }
+  }
+
+  async list(ref: ListRef): Promise<SourceRead<ObjectList>> {
+    const read: SourceAccess = {
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      namespace: ref.namespace,
+    };
+    this.reads.push(read);
+    try {
+      const items = await this.cluster.list(ref.apiVersion, ref.kind, { namespace: ref.namespace });
+      read.observed = versionsOf(items);
+      return { ok: true, value: { apiVersion: ref.apiVersion, kind: `${ref.kind}List`, items } };
+    } catch (error) {
+      return failed(error, `${ref.kind} list`);
+    }
+  }
+}

@@ -1,0 +1,328 @@
+// Reconciles one TemplateInstance (SPEC §2–§7) as gather → decide → act: the engine's `decide`
+// (src/engine/pass/decision.ts) makes every choice of the pass from what has been observed so
+// far; this file only carries out the step it asks for (read, evaluate, apply, list, delete),
+// adds the outcome to the observation and asks again, then acts on the conclusion: one status
+// write (only when it changed), the Events, the counts, the watches, the finalizer and the
+// Result. Every request of a pass is bound to the queue's signal, so a replica that must stop
+// stops writing at once.
+import type { KubeObject } from '../../api/object-meta.ts';
+import type { TemplateInstance } from '../../api/template-instance.ts';
+import {
+  API_VERSION,
+  FINALIZER_INSTANCE,
+  LABEL_INSTANCE_UID,
+  TEMPLATE_INSTANCE_KIND,
+} from '../../api/well-known.ts';
+import {
+  evaluateInstance,
+  type InstanceEvaluation,
+} from '../../engine/evaluation/instance-evaluation.ts';
+import type { RenderRunner } from '../../engine/render/render-job.ts';
+import { gvkKey, type Owner } from '../../engine/objects/inventory.ts';
+import { Redactor } from '../../engine/redaction/redaction.ts';
+import { decide, type Conclusion, type Step } from '../../engine/pass/decision.ts';
+import type { Observed } from '../../engine/pass/observation.ts';
+import {
+  TerminalError,
+  type Reconciler,
+  type Request,
+  type Result,
+} from '../../framework/reconciler.ts';
+import { AppliedMemo } from './applied-memo.ts';
+import { applyResources } from './applier.ts';
+import { isClusterError, type ClusterPort, type ObjectId } from '../cluster-port.ts';
+import { ClusterSource } from './cluster-source.ts';
+import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
+import { EventSender } from './event-sender.ts';
+import type {
+  CacheReader,
+  DependencyTracker,
+  ReconcileLog,
+  ReconcileMetrics,
+  Trigger,
+} from '../reader.ts';
+import { deleteInReverseOrder, findOwned } from './resource-sync.ts';
+import { ensureFinalizer, removeFinalizer, writeStatusIfChanged } from '../status-writes.ts';
+import { templateFor } from '../template-content.ts';
+
+export { WAIT_REQUEUE_MS } from '../../engine/pass/decision.ts';
+
+export interface InstanceReconcilerDeps {
+  cluster: ClusterPort;
+  cache: CacheReader;
+  tracker: DependencyTracker;
+  metrics?: ReconcileMetrics;
+  /** Where Events go (sent beside the passes); one of its own when not given. */
+  events?: EventSender;
+  /** Where renders run (the operator's worker pool); this thread when not given. */
+  renderer?: RenderRunner;
+  /** Whose rights a valueFrom read needs besides the operator's (ADR 0020); default operator. */
+  authorizeSources?: AuthorizeSources;
+  /** What our applies produced, shared with the drift watches; one of its own when not given. */
+  applied?: AppliedMemo;
+  now: () => Date;
+  log: ReconcileLog;
+}
+
+/** Retried with backoff by the work queue; its message is already in the status. */
+class RetryLater extends Error {}
+
+/** One pass in progress: what it observed, and the one instance it writes through. */
+interface Pass {
+  key: string;
+  /** The cluster, bound to this pass's signal. */
+  cluster: ClusterPort;
+  observed: Observed;
+  /**
+   * The instance as last returned by the API server: every conditional write of the pass goes
+   * through it, so a write of this pass never conflicts with an earlier one of the same pass.
+   */
+  held: TemplateInstance | undefined;
+  trigger: Trigger | undefined;
+}
+
+export class InstanceReconciler implements Reconciler {
+  private readonly memo: AppliedMemo;
+  private readonly events: EventSender;
+
+  constructor(private readonly deps: InstanceReconcilerDeps) {
+    this.events = deps.events ?? new EventSender();
+    this.memo = deps.applied ?? new AppliedMemo();
+  }
+
+  /**
+   * Every error leaves a pass redacted, so the queue may log it: the evaluation redacts what it
+   * throws once Secret data is in hand, a pass redacts what its steps throw with the
+   * evaluation's redactor, and what fails before an evaluation holds no Secret data.
+   */
+  async reconcile(request: Request, signal: AbortSignal): Promise<Result> {
+    const key = `${request.namespace}/${request.name}`;
+    const cluster = this.deps.cluster.bind(signal);
+    // Peeked, not taken: the trigger stays until a pass completes, so a retry still knows why.
+    const trigger = this.deps.tracker.peekTrigger(key);
+    let redactor = Redactor.none;
+    try {
+      const instance = await this.load(cluster, request);
+      const observed: Observed = { instance, now: this.deps.now(), trigger };
+      const pass: Pass = { key, cluster, observed, held: instance, trigger };
+      let decision = decide(observed);
+      while (decision.step !== 'conclude') {
+        await this.carryOut(pass, decision);
+        redactor = observed.evaluation?.redactor ?? redactor;
+        decision = decide(observed);
+      }
+      return await this.conclude(pass, decision);
+    } catch (error) {
+      // API errors quote names and paths, which a Secret-backed value may have produced.
+      throw redactor.redactError(error);
+    }
+  }
+
+  /** The instance, with our finalizer (added now if missing, unless it is being deleted). */
+  private async load(
+    cluster: ClusterPort,
+    request: Request,
+  ): Promise<TemplateInstance | undefined> {
+    const instance = (await cluster.get({
+      apiVersion: API_VERSION,
+      kind: TEMPLATE_INSTANCE_KIND,
+      ...request,
+    })) as TemplateInstance | undefined;
+    if (!instance || instance.metadata.deletionTimestamp) return instance;
+    // The pass goes on with the instance the patch returned; the update event of this write is
+    // recognised as ours and brings nothing back (ownFinalizerAdded in event-routing).
+    return ensureFinalizer(cluster, instance, FINALIZER_INSTANCE);
+  }
+
+  /** Gathers or does what the decision asks, adding the outcome to the observation. */
+  private async carryOut(pass: Pass, step: Step): Promise<void> {
+    const { observed, cluster } = pass;
+    const instance = pass.held!;
+    switch (step.step) {
+      case 'expire':
+        await cluster.delete(instanceId(instance));
+        observed.expired = true;
+        return;
+      case 'choose-content':
+        observed.content = await templateFor(cluster, instance, this.deps.cache);
+        return;
+      case 'evaluate':
+        observed.evaluation = await this.evaluate(pass, instance);
+        return;
+      case 'apply':
+        observed.applied = await this.apply(pass, step.trackedGVKs, step.ignoreFields);
+        return;
+      case 'list-owned':
+        observed.owned = await findOwned(cluster, ownerOf(instance).uid, step.gvks, step.known);
+        return;
+      case 'delete':
+        observed.deleted = await deleteInReverseOrder(cluster, step.objects);
+        return;
+    }
+  }
+
+  /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
+  private async evaluate(pass: Pass, instance: TemplateInstance): Promise<InstanceEvaluation> {
+    const { cluster } = pass;
+    const { template, missingRevision } = pass.observed.content!;
+    const source = new ClusterSource(
+      cluster,
+      this.deps.authorizeSources === 'requester'
+        ? requesterAuthorizer(cluster, instance)
+        : undefined,
+    );
+    const namespace = instance.metadata.namespace ?? '';
+    const evaluation = await evaluateInstance({
+      instance,
+      template,
+      missingRevision,
+      namespaceLabels:
+        this.deps.cache.namespaceLabels(namespace) ??
+        (await this.namespaceLabels(cluster, namespace)),
+      port: source,
+      observe: (ref) => this.observe(cluster, instance, ref),
+      renderer: this.deps.renderer,
+    });
+    // Every instance that is not frozen watches what it rendered: revert/strict to revert drift,
+    // and all of them to see the health of their objects change.
+    const drift = {
+      uid: instance.metadata.uid ?? '',
+      gvks: [...new Set(evaluation.resources.map(gvkKey))],
+    };
+    await this.deps.tracker.track(pass.key, source.reads, drift);
+    return evaluation;
+  }
+
+  /** Records every kind about to be applied before anything is applied, so nothing can leak. */
+  private async apply(
+    pass: Pass,
+    trackedGVKs: string[],
+    ignoreFields: string[],
+  ): Promise<Observed['applied']> {
+    const instance = pass.held!;
+    const recorded = [...(instance.status?.trackedGVKs ?? [])].sort();
+    if (trackedGVKs.join() !== recorded.join())
+      pass.held = (await pass.cluster.patchStatus(instance, {
+        trackedGVKs,
+      })) as unknown as TemplateInstance;
+    const evaluation = pass.observed.evaluation!;
+    return applyResources(pass.cluster, {
+      owner: ownerOf(instance),
+      rendered: evaluation.resources,
+      ignoreFields,
+      memo: this.memo,
+      beginWrite: (object) => this.deps.tracker.beginWrite(object),
+      waits: evaluation.waits,
+    });
+  }
+
+  /**
+   * A producer an `observed` call names, as this instance applied it: an object of that name
+   * that this instance does not own (not applied yet, someone else's) counts as not there, so
+   * nothing of a stranger's is copied into what the instance renders. Not a source watch: the
+   * producer is rendered, so the drift watch on its kind already brings its changes.
+   */
+  private async observe(
+    cluster: ClusterPort,
+    instance: TemplateInstance,
+    ref: ObjectId,
+  ): Promise<KubeObject | undefined> {
+    let live: KubeObject | undefined;
+    try {
+      live = await cluster.get(ref);
+    } catch (error) {
+      if (isClusterError(error, 'NotServed')) return undefined;
+      throw error;
+    }
+    const uid = instance.metadata.uid;
+    return uid !== undefined && live?.metadata.labels?.[LABEL_INSTANCE_UID] === uid
+      ? live
+      : undefined;
+  }
+
+  private async namespaceLabels(
+    cluster: ClusterPort,
+    name: string,
+  ): Promise<Record<string, string>> {
+    const namespace = await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name });
+    return namespace?.metadata.labels ?? {};
+  }
+
+  /** Acts on how the pass ends: status, Events, counts, watches, finalizer, Result. */
+  private async conclude(pass: Pass, conclusion: Conclusion): Promise<Result> {
+    const { cluster, held, key } = pass;
+    if (held && conclusion.status) await writeStatusIfChanged(cluster, held, conclusion.status);
+    const redactor = pass.observed.evaluation?.redactor ?? Redactor.none;
+    if (held)
+      for (const event of conclusion.events) this.recordEvent(cluster, redactor, held, event);
+    this.count(conclusion.counts);
+    if (conclusion.wroteForTrigger) this.deps.tracker.applied(key, pass.trigger);
+    if (conclusion.releaseWatches) this.deps.tracker.release(key);
+    if (conclusion.removeFinalizer && held)
+      await removeFinalizer(cluster, held, FINALIZER_INSTANCE);
+    if (conclusion.triggerHandled) this.deps.tracker.clearTrigger(key, pass.trigger);
+    return resultOf(conclusion.end);
+  }
+
+  private count(counts: Conclusion['counts']): void {
+    const { metrics } = this.deps;
+    if (!metrics) return;
+    if (counts.applied > 0) metrics.applies('applied', counts.applied);
+    if (counts.unchanged > 0) metrics.applies('unchanged', counts.unchanged);
+    if (counts.failed > 0) metrics.applies('failed', counts.failed);
+    if (counts.driftReverted > 0) metrics.driftReverted(counts.driftReverted);
+    if (counts.orphansDeleted > 0) metrics.orphans('deleted', counts.orphansDeleted);
+    if (counts.orphansPending > 0) metrics.orphans('pending', counts.orphansPending);
+    if (counts.orphansFailed > 0) metrics.orphans('failed', counts.orphansFailed);
+  }
+
+  /**
+   * Queued beside the pass (see EventSender); a failure to record one is logged, not thrown.
+   * Messages come redacted from the decision.
+   */
+  private recordEvent(
+    cluster: ClusterPort,
+    redactor: Redactor,
+    regarding: TemplateInstance,
+    event: Conclusion['events'][number],
+  ): void {
+    const { namespace = '', name = '' } = regarding.metadata;
+    this.events.enqueue(`${namespace}/${name}`, async () => {
+      try {
+        await cluster.recordEvent({ regarding, ...event });
+      } catch (error) {
+        this.deps.log('warn', 'could not record event', {
+          reason: event.reason,
+          error: redactor.redact(String(error)),
+        });
+      }
+    });
+  }
+}
+
+/** The framework's Result for how the pass ends: retries and terminal failures are thrown. */
+function resultOf(end: Conclusion['end']): Result {
+  switch (end.kind) {
+    case 'done':
+      return {};
+    case 'requeue':
+      return { requeueAfter: end.afterMs };
+    case 'retry':
+      throw new RetryLater(end.message);
+    case 'terminal':
+      throw new TerminalError(end.message);
+  }
+}
+
+function ownerOf(instance: TemplateInstance): Owner {
+  return {
+    name: instance.metadata.name ?? '',
+    namespace: instance.metadata.namespace ?? '',
+    uid: instance.metadata.uid ?? '',
+  };
+}
+
+function instanceId(instance: TemplateInstance): ObjectId {
+  const { namespace, name = '' } = instance.metadata;
+  return { apiVersion: API_VERSION, kind: TEMPLATE_INSTANCE_KIND, namespace, name };
+}
