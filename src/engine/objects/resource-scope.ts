@@ -5,7 +5,9 @@ import { InstanceReason } from '../../api/condition.ts';
 import type { KubeObject } from '../../api/object-meta.ts';
 import type { TemplateSpec } from '../../api/template.ts';
 import { failure, success, type Outcome } from '../shared/problem.ts';
-import type { KindScope } from '../sources/source-port.ts';
+
+/** Whether a kind's objects live in a namespace or in the cluster as a whole. */
+export type KindScope = 'Namespaced' | 'Cluster';
 
 /** `group/Kind` of common cluster-scoped kinds (core group is empty). */
 const CLUSTER_SCOPED = new Set([

@@ -2,6 +2,9 @@
 // implements it over the API server, `stencil render` over the --objects files; the engine
 // itself never performs I/O.
 import type { KubeObject } from '../../api/object-meta.ts';
+import type { KindScope } from '../objects/resource-scope.ts';
+
+export type { KindScope };
 
 /**
  * Why a read failed. Only `Transient` (timeout, connection error, 429, 5xx) blocks pruning when
@@ -11,8 +14,6 @@ export type ReadFailure = 'NotFound' | 'Forbidden' | 'NotServed' | 'Transient' |
 
 export type SourceRead<T> =
   { ok: true; value: T } | { ok: false; failure: ReadFailure; message: string };
-
-export type KindScope = 'Namespaced' | 'Cluster';
 
 export interface ObjectRef {
   apiVersion: string;
