@@ -10,6 +10,25 @@ const NODE_IO =
 const CLIENT_NODE = '(^|/)node_modules/@kubernetes/client-node/';
 const DOT_I = '(^|/)node_modules/@dot-i/k8s-operator/';
 const LOGGING_AND_METRICS = '(^|/)node_modules/(pino|prom-client)/';
+/**
+ * The engine's folders, one per concern, from the leaf up (docs/architecture.md): each imports only
+ * the folders before it here. shared/ is the leaf, with its own rule below.
+ */
+const ENGINE_CONCERNS = [
+  'shared',
+  'crd-schema',
+  'redaction',
+  'objects',
+  'sources',
+  'parameters',
+  'health',
+  'render',
+  'sync',
+  'releases',
+  'evaluation',
+  'instance-sets',
+  'pass',
+];
 /** The framework's contracts that reconcilers and the webhook may use: not its machinery. */
 const FRAMEWORK_CONTRACTS = '^src/framework/(reconciler|dependency-key)\\.ts$';
 
@@ -46,6 +65,18 @@ export default {
       from: { path: '^src/engine/shared/' },
       to: { path: '^src/', pathNot: '^src/(api|engine/shared)/' },
     },
+    ...ENGINE_CONCERNS.slice(1).map((concern, at) => ({
+      name: 'engine-concerns-point-down',
+      comment:
+        `src/engine/${concern} builds on the engine folders listed before it in ` +
+        'ENGINE_CONCERNS, never on one after it: the engine reads from the leaf up.',
+      severity: 'error',
+      from: { path: `^src/engine/${concern}/` },
+      to: {
+        path: '^src/engine/',
+        pathNot: `^src/engine/(${ENGINE_CONCERNS.slice(0, at + 2).join('|')})/`,
+      },
+    })),
     {
       name: 'api-is-the-contract',
       comment: 'src/api is the CRD contract in TypeScript: it imports nothing but itself.',

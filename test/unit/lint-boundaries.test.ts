@@ -69,6 +69,8 @@ async function rulesBrokenBy(importer: string, statement: string): Promise<strin
 
 /** Deep below src/engine: the rules hold at any depth, not only one folder down. */
 const nested = 'src/engine/__lint_probe__/deep/probe.ts';
+/** Below the engine's shared leaf, which imports only itself and api/. */
+const sharedLeaf = 'src/engine/shared/__lint_probe__/probe.ts';
 const reconciler = 'src/reconcile/reader.ts';
 const webhook = 'src/webhook/admission.ts';
 
@@ -131,6 +133,27 @@ describe('the engine and api are pure, at any depth', () => {
       "import { connect as x } from 'node:net';",
       ['engine-and-api-do-no-io'],
     ],
+    [sharedLeaf, "import { x } from '../../render/render.ts';", ['engine-shared-is-a-leaf']],
+    [
+      sharedLeaf,
+      "import type { KindScope as x } from '../../objects/resource-scope.ts';",
+      ['engine-shared-is-a-leaf'],
+    ],
+    [
+      'src/engine/render/probe.ts',
+      "import { x } from '../evaluation/instance-evaluation.ts';",
+      ['engine-concerns-point-down'],
+    ],
+    [
+      'src/engine/objects/__lint_probe__/probe.ts',
+      "import type { SourcePort as x } from '../../sources/source-port.ts';",
+      ['engine-concerns-point-down'],
+    ],
+    [
+      'src/engine/evaluation/probe.ts',
+      "import { x } from '../pass/decision.ts';",
+      ['engine-concerns-point-down'],
+    ],
   ])('rejects in %s: %s', async (importer, statement, rules) => {
     expect(await rulesBrokenBy(importer, statement)).toEqual(rules);
   });
@@ -140,6 +163,14 @@ describe('the engine and api are pure, at any depth', () => {
     [nested, "import type { Template as x } from '../../../api/template.ts';"],
     [nested, "import { createHash as x } from 'node:crypto';"],
     [nested, "import { parse as x } from 'yaml';"],
+    [sharedLeaf, "import { canonicalJson as x } from '../canonical-json.ts';"],
+    [sharedLeaf, "import type { LabelSelector as x } from '../../../api/object-meta.ts';"],
+    ['src/engine/render/probe.ts', "import { x } from '../health/observed.ts';"],
+    ['src/engine/pass/__lint_probe__/probe.ts', "import { x } from '../../shared/problem.ts';"],
+    [
+      'src/engine/sources/probe.ts',
+      "import type { KindScope as x } from '../objects/resource-scope.ts';",
+    ],
   ])('allows in %s: %s', async (importer, statement) => {
     expect(await rulesBrokenBy(importer, statement)).toEqual([]);
   });
