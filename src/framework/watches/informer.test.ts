@@ -312,11 +312,13 @@ describe('the informer', () => {
     expect(third! - second!).toBeLessThanOrEqual(1_000);
     expect(source.watches).toHaveLength(1);
     source.watches[0]!.done(Object.assign(new Error('socket hang up'), { statusCode: 500 }));
-    // A failed watch is not reopened at once either, but within its backoff (the third failure
-    // in a row: 2 s at most, as a successful list does not reset the count).
+    // A failed watch is not reopened at once either, but within its backoff, which the
+    // successful list reset: its first failure, 350–500 ms.
     await flush();
     expect(source.watches).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(2_000);
+    await vi.advanceTimersByTimeAsync(349);
+    expect(source.watches).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(151);
     expect(source.watches).toHaveLength(2);
     expect(source.lists).toBe(3);
     informer.stop();

@@ -236,6 +236,8 @@ export class Informer<T extends ObjectHead = KubeObject> {
       this.retry(() => this.relist(), error);
       return;
     }
+    // The API server answered: a watch failing next starts its backoff afresh.
+    this.backoff.forget('informer');
     this.replace(result);
     await this.startWatch();
   }
