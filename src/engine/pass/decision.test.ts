@@ -274,6 +274,26 @@ describe('decide: deleting an instance', () => {
     if (readyReason) expect(readyOf(c)?.message).toContain('cannot delete configmaps');
   });
 
+  it('while it waits, records only what it still owns, so nothing gone is deleted again', () => {
+    const inst = deleting(appliedBefore('app', 'old'));
+    const owned = { owned: [id('app'), id('old')], unlisted: [] };
+    const deleted = {
+      deleted: [id('app')],
+      remaining: [{ id: id('old'), message: 'waiting on finalizers' }],
+      allAccepted: true,
+    };
+    const c = concluded(decide(observed({ instance: inst, owned, deleted })));
+    expect(c.end).toMatchObject({ kind: 'requeue' });
+    expect(c.status?.renderedResources?.map((r) => r.name)).toEqual(['old']);
+    expect(c.status?.trackedGVKs).toEqual(inst.status?.trackedGVKs);
+    // The next pass lists by the same kinds, and knows only what is left.
+    const next = deleting(c.status);
+    expect(decide(observed({ instance: next }))).toMatchObject({
+      step: 'list-owned',
+      known: [expect.objectContaining({ name: 'old' })],
+    });
+  });
+
   it('does not delete again what is already being deleted: it waits for it', () => {
     const going = { ...id('old'), terminating: true };
     const owned = { owned: [id('app'), going], unlisted: [] };

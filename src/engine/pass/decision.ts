@@ -154,14 +154,23 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
     const message = `cannot delete what the instance owns yet: ${deletion.remaining.map((r) => r.message).join('; ')}`;
     const reason = InstanceReason.DeleteFailed;
     return conclude({
-      status: withReady(instance, reason, message, rfc3339(observed.now)),
+      status: stillOwned(
+        { ...instance, status: withReady(instance, reason, message, rfc3339(observed.now)) },
+        deletion,
+      ),
       events: [...events, { type: 'Warning', reason, message }],
       releaseWatches: true,
       end: { kind: 'retry', message },
     });
   }
   // Accepted but held by finalizers: waiting, not failing.
-  if (deletion.remaining.length > 0) return conclude({ events, releaseWatches: true, end: WAIT });
+  if (deletion.remaining.length > 0)
+    return conclude({
+      status: stillOwned(instance, deletion),
+      events,
+      releaseWatches: true,
+      end: WAIT,
+    });
   if (deletion.deleted.length > 0)
     events.push({
       type: 'Normal',
@@ -169,6 +178,21 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
       message: `deleted ${deletion.deleted.length} resource(s) of the deleted instance`,
     });
   return conclude({ events, releaseWatches: true, removeFinalizer: true, end: DONE });
+}
+
+/**
+ * The status of an instance whose deletion goes on: its recorded resources cut down to what it
+ * still owns, so that the next pass does not delete again what is gone (the kinds stay tracked,
+ * and the label search still finds whatever was not recorded).
+ */
+function stillOwned(instance: TemplateInstance, deletion: DeleteReport): TemplateInstanceStatus {
+  const left = new Set(deletion.remaining.map(({ id }) => resourceKey(id)));
+  return {
+    ...instance.status,
+    renderedResources: (instance.status?.renderedResources ?? []).filter((r) =>
+      left.has(resourceKey(r)),
+    ),
+  };
 }
 
 /** What a live (not deleted, not expired) instance's pass does once its content is chosen. */
