@@ -6,18 +6,7 @@
 import { parseArgs } from 'node:util';
 
 /** A failure the user fixes by changing the command line or a file: exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
-/**
- * Whether `error` is a UsageError, by its name rather than instanceof: the bundled `stencil`
- * (dist/stencil.cjs) runs `stencil run` from tsc's dist/main.js, whose UsageError is another
- * copy of the class.
- */
-export function isUsageError(error: unknown): error is UsageError {
-  return error instanceof Error && error.name === 'UsageError';
-}
+export class UsageError extends Error {}
 
 export interface Flag {
   type: 'string' | 'boolean';

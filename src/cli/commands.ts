@@ -3,14 +3,7 @@
 // Every failure is one clear line on stderr with exit code 1 (checks failed) or 2 (bad usage or
 // unreadable files); never a stack trace.
 import { loggableMessage } from '../engine/redaction/redaction.ts';
-import {
-  helpText,
-  isUsageError,
-  usageLine,
-  UsageError,
-  wantsHelp,
-  type CommandSpec,
-} from '../command-line.ts';
+import { helpText, usageLine, UsageError, wantsHelp, type CommandSpec } from '../command-line.ts';
 import { diffCommand, DIFF_COMMAND } from './diff-command.ts';
 import { renderCommand, RENDER_COMMAND, type CommandResult } from './render-command.ts';
 import { validateCommand, VALIDATE_COMMAND } from './validate-command.ts';
@@ -61,7 +54,7 @@ export async function main(argv: string[]): Promise<CommandResult> {
       return { exitCode: 0, stdout: helpText(known.spec), stderr: '' };
     return await known.run(rest);
   } catch (err) {
-    const usage = isUsageError(err);
+    const usage = err instanceof UsageError;
     // Bad usage quotes only what the user typed; anything else may have been thrown while
     // Secret data was in hand, and is shown only if a Redactor went over it.
     const message = usage ? err.message : loggableMessage(err);

@@ -154,10 +154,7 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
     const message = `cannot delete what the instance owns yet: ${deletion.remaining.map((r) => r.message).join('; ')}`;
     const reason = InstanceReason.DeleteFailed;
     return conclude({
-      status: stillOwned(
-        { ...instance, status: withReady(instance, reason, message, rfc3339(observed.now)) },
-        deletion,
-      ),
+      status: stillOwned(withReady(instance, reason, message, rfc3339(observed.now)), deletion),
       events: [...events, { type: 'Warning', reason, message }],
       releaseWatches: true,
       end: { kind: 'retry', message },
@@ -166,7 +163,7 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
   // Accepted but held by finalizers: waiting, not failing.
   if (deletion.remaining.length > 0)
     return conclude({
-      status: stillOwned(instance, deletion),
+      status: stillOwned(instance.status, deletion),
       events,
       releaseWatches: true,
       end: WAIT,
@@ -185,13 +182,14 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
  * still owns, so that the next pass does not delete again what is gone (the kinds stay tracked,
  * and the label search still finds whatever was not recorded).
  */
-function stillOwned(instance: TemplateInstance, deletion: DeleteReport): TemplateInstanceStatus {
+function stillOwned(
+  status: TemplateInstanceStatus | undefined,
+  deletion: DeleteReport,
+): TemplateInstanceStatus {
   const left = new Set(deletion.remaining.map(({ id }) => resourceKey(id)));
   return {
-    ...instance.status,
-    renderedResources: (instance.status?.renderedResources ?? []).filter((r) =>
-      left.has(resourceKey(r)),
-    ),
+    ...status,
+    renderedResources: (status?.renderedResources ?? []).filter((r) => left.has(resourceKey(r))),
   };
 }
 

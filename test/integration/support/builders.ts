@@ -32,6 +32,17 @@ function metadata(
   };
 }
 
+/** An object of `kind` with its metadata, and `body` beside it (spec, stringData ...). */
+function object(
+  apiVersion: string,
+  kind: string,
+  id: { namespace?: string; name: string },
+  marks: Marks,
+  body: Record<string, unknown>,
+): KubeObject {
+  return { apiVersion, kind, metadata: metadata(id.namespace, id.name, marks), ...body };
+}
+
 /**
  * A Template with `spec` as given: a test names the fields it is about (handlebars, sync,
  * parameters, targetNamespaces, rollout ...); nothing is added, so a field it leaves out takes
@@ -43,12 +54,7 @@ export function template(
   spec: Record<string, unknown>,
   marks: Marks = {},
 ): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Template',
-    metadata: metadata(namespace, name, marks),
-    spec,
-  };
+  return object(API_VERSION, 'Template', { namespace, name }, marks, { spec });
 }
 
 /**
@@ -62,16 +68,10 @@ export function instance(
   parameters: unknown[] = [],
   { spec = {}, ...marks }: Marks & { spec?: Record<string, unknown> } = {},
 ): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstance',
-    metadata: metadata(namespace, name, marks),
-    spec: {
-      templateRef: typeof templateRef === 'string' ? { name: templateRef } : templateRef,
-      parameters,
-      ...spec,
-    },
-  };
+  const ref = typeof templateRef === 'string' ? { name: templateRef } : templateRef;
+  return object(API_VERSION, 'TemplateInstance', { namespace, name }, marks, {
+    spec: { templateRef: ref, parameters, ...spec },
+  });
 }
 
 /** A cluster-scoped TemplateInstanceSet with `spec` as given. */
@@ -80,12 +80,7 @@ export function instanceSet(
   spec: Record<string, unknown>,
   marks: Marks = {},
 ): KubeObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'TemplateInstanceSet',
-    metadata: metadata(undefined, name, marks),
-    spec,
-  };
+  return object(API_VERSION, 'TemplateInstanceSet', { name }, marks, { spec });
 }
 
 /** A Secret as a user writes it: `stringData`, which the API server encodes into `data`. */
@@ -95,12 +90,7 @@ export function secret(
   stringData: Record<string, string>,
   marks: Marks = {},
 ): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: metadata(namespace, name, marks),
-    stringData,
-  };
+  return object('v1', 'Secret', { namespace, name }, marks, { stringData });
 }
 
 /** A Secret whose `data` holds these bytes (binary values, which stringData cannot carry). */
