@@ -1,15 +1,28 @@
 // Locates or builds the Go binaries the tests and tools need: kube-apiserver, etcd (the control
-// plane) and helm (chart tests, `npm run generate`). Versions come from the Go tool modules under
-// tools/; built binaries live in a gitignored cache keyed by version, so a second run reuses them.
+// plane), kube-controller-manager, kube-scheduler and kwok (its controllers, opt-in) and helm
+// (chart tests, `npm run generate`). Versions come from the Go tool modules under tools/; built
+// binaries live in a gitignored cache keyed by version, so a second run reuses them. Missing
+// binaries are built in parallel: the Kubernetes ones in one `go build` (they share most of their
+// packages), the other modules in go builds of their own, at most os.availableParallelism() at once.
 // Users with envtest assets point STENCIL_ASSETS_DIR or KUBEBUILDER_ASSETS at a directory holding
-// kube-apiserver and etcd and skip the build; STENCIL_HELM points at an existing helm binary.
+// kube-apiserver and etcd and skip the build (the controllers are taken from there too when it has
+// them, else built); STENCIL_HELM points at an existing helm binary.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+
+export interface ControllerBinaries {
+  kubeControllerManager: string;
+  kubeScheduler: string;
+  kwok: string;
+}
 
 export interface Binaries {
   kubeApiserver: string;
   etcd: string;
+  /** Present when asked for (`ensureBinaries(log, { controllers: true })`). */
+  controllers?: ControllerBinaries;
   /** Where they came from, for the log line. */
   source: 'assets' | 'cache' | 'built';
 }
@@ -19,8 +32,17 @@ export type Log = (line: string) => void;
 const repoRoot = join(import.meta.dirname, '..', '..');
 const toolsDir = join(repoRoot, 'tools');
 
+type BinaryName =
+  | 'kube-apiserver'
+  | 'etcd'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kwok'
+  | 'helm'
+  | 'kubectl';
+
 interface Tool {
-  binary: 'kube-apiserver' | 'etcd' | 'helm' | 'kubectl';
+  binary: BinaryName;
   moduleDir: string;
   pkg: string;
   version: string;
@@ -36,20 +58,25 @@ export function requiredVersion(moduleDir: string, module: string): string {
   return match[1];
 }
 
-function tools(): Tool[] {
-  const kubeDir = join(toolsDir, 'kube-apiserver');
-  const etcdDir = join(toolsDir, 'etcd');
-  const k8s = requiredVersion(kubeDir, 'k8s.io/kubernetes');
+/** The Kubernetes binaries: all built from the kube-apiserver tool module, with one ldflags. */
+function kubernetesTool(binary: BinaryName): Tool {
+  const moduleDir = join(toolsDir, 'kube-apiserver');
+  const k8s = requiredVersion(moduleDir, 'k8s.io/kubernetes');
   const [major, minor] = k8s.slice(1).split('.');
   const versionPkg = 'k8s.io/component-base/version';
+  return {
+    binary,
+    moduleDir,
+    pkg: `k8s.io/kubernetes/cmd/${binary}`,
+    version: k8s,
+    ldflags: `-s -w -X ${versionPkg}.gitVersion=${k8s} -X ${versionPkg}.gitMajor=${major} -X ${versionPkg}.gitMinor=${minor}`,
+  };
+}
+
+function tools(): Tool[] {
+  const etcdDir = join(toolsDir, 'etcd');
   return [
-    {
-      binary: 'kube-apiserver',
-      moduleDir: kubeDir,
-      pkg: 'k8s.io/kubernetes/cmd/kube-apiserver',
-      version: k8s,
-      ldflags: `-s -w -X ${versionPkg}.gitVersion=${k8s} -X ${versionPkg}.gitMajor=${major} -X ${versionPkg}.gitMinor=${minor}`,
-    },
+    kubernetesTool('kube-apiserver'),
     {
       binary: 'etcd',
       moduleDir: etcdDir,
@@ -60,43 +87,86 @@ function tools(): Tool[] {
   ];
 }
 
+/** kube-controller-manager, kube-scheduler and kwok: what `controllers: true` runs. */
+function controllerTools(): Tool[] {
+  const kwokDir = join(toolsDir, 'kwok');
+  return [
+    kubernetesTool('kube-controller-manager'),
+    kubernetesTool('kube-scheduler'),
+    {
+      binary: 'kwok',
+      moduleDir: kwokDir,
+      pkg: 'sigs.k8s.io/kwok/cmd/kwok',
+      // kwok's version string is a constant of the module (consts.Version); nothing to stamp.
+      version: requiredVersion(kwokDir, 'sigs.k8s.io/kwok'),
+      ldflags: '-s -w',
+    },
+  ];
+}
+
+function cachedPath(tool: Tool): string {
+  return join(cacheDir(), `${tool.binary}-${tool.version}`, tool.binary);
+}
+
 export function cacheDir(): string {
   return process.env.STENCIL_CACHE_DIR ?? join(repoRoot, '.cache', 'control-plane');
 }
 
-function fromAssets(): Binaries | undefined {
+function assetsDir(): string | undefined {
+  return process.env.STENCIL_ASSETS_DIR ?? process.env.KUBEBUILDER_ASSETS;
+}
+
+function fromAssets(): Pick<Binaries, 'kubeApiserver' | 'etcd'> | undefined {
   const overrideApiserver = process.env.TEST_ASSET_KUBE_APISERVER;
   const overrideEtcd = process.env.TEST_ASSET_ETCD;
   if (overrideApiserver && overrideEtcd) {
-    return { kubeApiserver: overrideApiserver, etcd: overrideEtcd, source: 'assets' };
+    return { kubeApiserver: overrideApiserver, etcd: overrideEtcd };
   }
-  const dir = process.env.STENCIL_ASSETS_DIR ?? process.env.KUBEBUILDER_ASSETS;
+  const dir = assetsDir();
   if (!dir) return undefined;
   const found = { kubeApiserver: join(dir, 'kube-apiserver'), etcd: join(dir, 'etcd') };
   for (const path of Object.values(found)) {
     if (!existsSync(path)) throw new Error(`assets directory ${dir} has no ${path}`);
   }
-  return { ...found, source: 'assets' };
+  return found;
 }
 
-/** Returns usable binaries, building any that are missing from the cache. */
-export async function ensureBinaries(log: Log = console.log): Promise<Binaries> {
+export interface EnsureOptions {
+  /** Also kube-controller-manager, kube-scheduler and kwok. */
+  controllers?: boolean;
+}
+
+/**
+ * Returns usable binaries, building any that are missing from the cache (all missing ones at
+ * once, see buildAll).
+ */
+export async function ensureBinaries(
+  log: Log = console.log,
+  options: EnsureOptions = {},
+): Promise<Binaries> {
   const assets = fromAssets();
-  if (assets) return assets;
-  let built = false;
-  const paths: Record<string, string> = {};
-  for (const tool of tools()) {
-    const target = join(cacheDir(), `${tool.binary}-${tool.version}`, tool.binary);
-    if (!existsSync(target)) {
-      await build(tool, target, log);
-      built = true;
-    }
-    paths[tool.binary] = target;
+  const wanted = [...(assets ? [] : tools()), ...(options.controllers ? controllerTools() : [])];
+  const paths = new Map<BinaryName, string>();
+  const missing: Tool[] = [];
+  for (const tool of wanted) {
+    const inAssets = assetsDir() && join(assetsDir()!, tool.binary);
+    const path = inAssets && existsSync(inAssets) ? inAssets : cachedPath(tool);
+    paths.set(tool.binary, path);
+    if (!existsSync(path)) missing.push(tool);
   }
+  await buildAll(missing, log);
+  const controllers: ControllerBinaries | undefined = options.controllers
+    ? {
+        kubeControllerManager: paths.get('kube-controller-manager')!,
+        kubeScheduler: paths.get('kube-scheduler')!,
+        kwok: paths.get('kwok')!,
+      }
+    : undefined;
   return {
-    kubeApiserver: paths['kube-apiserver']!,
-    etcd: paths.etcd!,
-    source: built ? 'built' : 'cache',
+    kubeApiserver: assets?.kubeApiserver ?? paths.get('kube-apiserver')!,
+    etcd: assets?.etcd ?? paths.get('etcd')!,
+    ...(controllers ? { controllers } : {}),
+    source: missing.length > 0 ? 'built' : assets ? 'assets' : 'cache',
   };
 }
 
@@ -148,8 +218,8 @@ export function ensureHelm(log: Log = console.log): Promise<string> {
   }
   helmPromise ??= (async () => {
     const tool = helmTool();
-    const target = join(cacheDir(), `${tool.binary}-${tool.version}`, tool.binary);
-    if (!existsSync(target)) await build(tool, target, log);
+    const target = cachedPath(tool);
+    if (!existsSync(target)) await buildAll([tool], log);
     return target;
   })();
   // A failed build is not cached, so a later call retries.
@@ -157,40 +227,90 @@ export function ensureHelm(log: Log = console.log): Promise<string> {
   return helmPromise;
 }
 
-async function build(tool: Tool, target: string, log: Log): Promise<void> {
-  const dir = join(target, '..');
-  mkdirSync(dir, { recursive: true });
-  // Per process, so two runs building the same binary at once cannot write one file.
-  const partial = `${target}.${process.pid}.partial`;
-  log(
-    `building ${tool.binary} ${tool.version} with Go (first run on this machine; takes minutes)...`,
-  );
+/**
+ * Builds `missing` into the cache. Tools of one module with the same ldflags share one `go build`
+ * (the Kubernetes binaries compile client-go, apimachinery and the rest once, not once each);
+ * the groups run concurrently, at most os.availableParallelism() at a time, each with Go's own
+ * default package parallelism.
+ */
+async function buildAll(missing: Tool[], log: Log): Promise<void> {
+  const groups = new Map<string, Tool[]>();
+  for (const tool of missing) {
+    const key = `${tool.moduleDir}\0${tool.ldflags}`;
+    groups.set(key, [...(groups.get(key) ?? []), tool]);
+  }
+  const queue = [...groups.values()];
+  if (queue.length === 0) return;
+  const names = missing.map((t) => `${t.binary} ${t.version}`).join(', ');
+  log(`building ${names} with Go (first run on this machine; takes minutes)...`);
   const started = Date.now();
-  const args = ['build', '-trimpath', '-ldflags', tool.ldflags, '-o', partial, tool.pkg];
-  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
-  const child = spawn('go', args, {
-    cwd: tool.moduleDir,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const running = new Set<string>();
   const ticker = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
-    log(`  still building ${tool.binary} (${seconds}s elapsed)`);
+    log(`  still building ${[...running].join('; ')} (${seconds}s elapsed)`);
   }, 30_000);
+  const failures: Error[] = [];
+  const worker = async (): Promise<void> => {
+    for (let group = queue.shift(); group; group = queue.shift()) {
+      const label = group.map((t) => t.binary).join(', ');
+      running.add(label);
+      try {
+        await buildGroup(group, log);
+      } catch (err) {
+        failures.push(err as Error);
+      } finally {
+        running.delete(label);
+      }
+    }
+  };
+  const width = Math.max(1, Math.min(availableParallelism(), queue.length));
   try {
+    await Promise.all(Array.from({ length: width }, worker));
+  } finally {
+    clearInterval(ticker);
+  }
+  if (failures.length > 0) throw new Error(failures.map((e) => e.message).join('\n'));
+}
+
+async function buildGroup(group: Tool[], log: Log): Promise<void> {
+  const { moduleDir, ldflags } = group[0]!;
+  const started = Date.now();
+  mkdirSync(cacheDir(), { recursive: true });
+  // Per build, so two runs building the same binary at once cannot write one file.
+  const scratch = mkdtempSync(join(cacheDir(), `.build-${process.pid}-`));
+  // One package: `-o file`. Several: `-o dir/`, where Go names each binary after its package.
+  const output = group.length === 1 ? join(scratch, group[0]!.binary) : `${scratch}/`;
+  const args = [
+    'build',
+    '-trimpath',
+    '-ldflags',
+    ldflags,
+    '-o',
+    output,
+    ...group.map((t) => t.pkg),
+  ];
+  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' };
+  const label = group.map((t) => t.binary).join(', ');
+  try {
+    const child = spawn('go', args, { cwd: moduleDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on('error', reject);
       child.on('exit', resolve);
     });
     if (code !== 0)
-      throw new Error(`go build of ${tool.binary} failed (exit ${code}):\n${stderr.slice(-4000)}`);
+      throw new Error(`go build of ${label} failed (exit ${code}):\n${stderr.slice(-4000)}`);
+    for (const tool of group) {
+      const target = cachedPath(tool);
+      mkdirSync(join(target, '..'), { recursive: true });
+      renameSync(join(scratch, tool.binary), target);
+    }
   } finally {
-    clearInterval(ticker);
+    rmSync(scratch, { recursive: true, force: true });
   }
-  renameSync(partial, target);
-  log(`built ${tool.binary} in ${Math.round((Date.now() - started) / 1000)}s -> ${target}`);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  log(`built ${label} in ${seconds}s -> ${group.map(cachedPath).join(', ')}`);
 }
 
 let kubectlPromise: Promise<string> | undefined;
@@ -203,10 +323,9 @@ export function ensureKubectl(log: Log = console.log): Promise<string> {
   const override = process.env.STENCIL_KUBECTL;
   if (override) return Promise.resolve(override);
   kubectlPromise ??= (async () => {
-    const apiserver = tools().find((t) => t.binary === 'kube-apiserver')!;
-    const tool: Tool = { ...apiserver, binary: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' };
-    const target = join(cacheDir(), `${tool.binary}-${tool.version}`, tool.binary);
-    if (!existsSync(target)) await build(tool, target, log);
+    const tool = kubernetesTool('kubectl');
+    const target = cachedPath(tool);
+    if (!existsSync(target)) await buildAll([tool], log);
     return target;
   })();
   kubectlPromise.catch(() => (kubectlPromise = undefined));

@@ -1,7 +1,10 @@
-// `npm run control-plane:build`: builds (or finds) kube-apiserver and etcd ahead of a test run.
+// `npm run control-plane:build`: builds (or finds) the control plane's binaries ahead of a test
+// run: kube-apiserver and etcd, and kube-controller-manager, kube-scheduler and kwok for planes
+// with controllers (`--bare`: only the first two). Missing ones are built in parallel.
+import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries.ts';
 
-const binaries = await ensureBinaries();
-console.log(
-  `control-plane binaries (${binaries.source}):\n  ${binaries.kubeApiserver}\n  ${binaries.etcd}`,
-);
+const { values } = parseArgs({ options: { bare: { type: 'boolean', default: false } } });
+const binaries = await ensureBinaries(console.log, { controllers: !values.bare });
+const paths = [binaries.kubeApiserver, binaries.etcd, ...Object.values(binaries.controllers ?? {})];
+console.log(`control-plane binaries (${binaries.source}):\n  ${paths.join('\n  ')}`);
