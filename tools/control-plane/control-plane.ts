@@ -1,6 +1,9 @@
 // A real Kubernetes control plane (etcd + kube-apiserver) on random loopback ports, for
 // integration tests and `npm run local`. The API server generates its own serving certificate;
-// the admin authenticates with a static token in group system:masters; RBAC is on.
+// the admin authenticates with a static token in group system:masters; RBAC is on. With
+// `controllers: true` it also runs kube-controller-manager, kube-scheduler and kwok with fake
+// Nodes (controllers.ts), so Deployments roll out, pods become Ready, namespaces finish deleting
+// and the garbage collector follows ownerReferences.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -16,6 +19,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ensureBinaries, type Binaries, type Log } from './binaries.ts';
+import {
+  createFakeNodes,
+  fakeNodesReady,
+  healthy,
+  launchControllers,
+  processesOf,
+  type ControllerContext,
+  type RunningControllers,
+} from './controllers.ts';
 import { describeLogs, launch, terminate, type Managed } from './processes.ts';
 import { send, type Endpoint } from './http.ts';
 
@@ -27,6 +39,12 @@ export interface ControlPlaneOptions {
   extraApiserverArgs?: string[];
   /** Write the kubeconfig here as well as in the run directory (e.g. `.local/kubeconfig`). */
   kubeconfigPath?: string;
+  /**
+   * Also run kube-controller-manager, kube-scheduler and kwok, and create fake Nodes
+   * (controllers.ts FAKE_NODES) whose pods become Running and Ready. Resolves once both nodes are
+   * Ready and the two Kubernetes components answer /healthz. Default false.
+   */
+  controllers?: boolean;
 }
 
 export interface ControlPlane extends Endpoint {
@@ -42,7 +60,13 @@ export interface ControlPlane extends Endpoint {
   runDir: string;
   /** gitVersion reported by /version. */
   version: string;
-  pids(): { etcd?: number; kubeApiserver?: number };
+  pids(): {
+    etcd?: number;
+    kubeApiserver?: number;
+    kubeControllerManager?: number;
+    kubeScheduler?: number;
+    kwok?: number;
+  };
   /**
    * Stops and starts kube-apiserver on the same port and data (simulates an API server restart).
    * `SIGKILL` kills it without a graceful shutdown, as a crash or an OOM kill would. It stays
@@ -177,6 +201,8 @@ interface Layout {
   token: string;
   userToken: string;
   ordinaryToken: string;
+  /** Tokens of the controllers' own identities (used only with `controllers: true`). */
+  controllerTokens: { kubeControllerManager: string; kubeScheduler: string; kwok: string };
 }
 
 function etcdArgs(l: Layout): string[] {
@@ -226,12 +252,37 @@ function prepareRunDir(): Layout & { runDir: string } {
   const ordinaryToken = randomBytes(24).toString('hex');
   // Two superusers: `admin` (the operator in tests and local runs) and `tester` (a person, whose
   // edits strict mode must tell apart from the operator's).
-  const tokens = `${token},admin,admin-uid,system:masters\n${userToken},tester,tester-uid,system:masters\n${ordinaryToken},ordinary,ordinary-uid\n`;
+  // The controllers' identities: kube-controller-manager acts for every controller
+  // (--use-service-account-credentials=false) and so needs every right; kube-scheduler has its
+  // bootstrap RBAC roles, as in a real cluster; kwok writes node and pod status.
+  const controllerTokens = {
+    kubeControllerManager: randomBytes(24).toString('hex'),
+    kubeScheduler: randomBytes(24).toString('hex'),
+    kwok: randomBytes(24).toString('hex'),
+  };
+  const tokens = [
+    `${token},admin,admin-uid,system:masters`,
+    `${userToken},tester,tester-uid,system:masters`,
+    `${ordinaryToken},ordinary,ordinary-uid`,
+    `${controllerTokens.kubeControllerManager},system:kube-controller-manager,kcm-uid,system:masters`,
+    `${controllerTokens.kubeScheduler},system:kube-scheduler,scheduler-uid`,
+    `${controllerTokens.kwok},kwok-controller,kwok-uid,system:masters`,
+    '',
+  ].join('\n');
   writeFileSync(join(runDir, 'tokens.csv'), tokens, { mode: 0o600 });
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(runDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(runDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-  return { runDir, token, userToken, ordinaryToken, etcdPort: 0, peerPort: 0, apiPort: 0 };
+  return {
+    runDir,
+    token,
+    userToken,
+    ordinaryToken,
+    controllerTokens,
+    etcdPort: 0,
+    peerPort: 0,
+    apiPort: 0,
+  };
 }
 
 async function startApiserver(
@@ -283,13 +334,18 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   let etcd = launch('etcd', binaries.etcd, etcdArgs(layout), join(layout.runDir, 'etcd.log'));
   let apiserver: Managed | undefined;
+  let controllers: RunningControllers | undefined;
   const recordPids = (): void =>
     writeFileSync(
       join(layout.runDir, 'children.pids'),
-      [etcd.child.pid, apiserver?.child.pid].filter(Boolean).join(' '),
+      [etcd.child.pid, apiserver?.child.pid, ...processesOf(controllers).map((m) => m.child.pid)]
+        .filter(Boolean)
+        .join(' '),
     );
   recordPids();
   const stopAll = async (): Promise<void> => {
+    // The controllers first, while the API server still answers them.
+    await Promise.all(processesOf(controllers).map((m) => terminate(m)));
     if (apiserver) await terminate(apiserver);
     await terminate(etcd);
   };
@@ -326,8 +382,13 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       mode: 0o600,
     });
     if (options.kubeconfigPath) writeFileSync(options.kubeconfigPath, config, { mode: 0o600 });
+    if (options.controllers) {
+      const upstream = [etcd, apiserver];
+      controllers = await startControllers(binaries, layout, { server, ca }, upstream, options);
+      recordPids();
+    }
     log(
-      `control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: kube-apiserver ${version.gitVersion} at ${server} (binaries: ${binaries.source})`,
+      `control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s: kube-apiserver ${version.gitVersion} at ${server}${controllers ? ', with kube-controller-manager, kube-scheduler and kwok' : ''} (binaries: ${binaries.source})`,
     );
     const plane: ControlPlane = {
       server,
@@ -338,7 +399,13 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
       ordinaryKubeconfigPath,
       runDir: layout.runDir,
       version: version.gitVersion,
-      pids: () => ({ etcd: etcd.child.pid, kubeApiserver: apiserver?.child.pid }),
+      pids: () => ({
+        etcd: etcd.child.pid,
+        kubeApiserver: apiserver?.child.pid,
+        kubeControllerManager: controllers?.kubeControllerManager.child.pid,
+        kubeScheduler: controllers?.kubeScheduler.child.pid,
+        kwok: controllers?.kwok.child.pid,
+      }),
       restartEtcd: async (downMs = 0) => {
         await killNow(etcd);
         if (downMs > 0) await delay(downMs);
@@ -380,6 +447,56 @@ async function startOnce(binaries: Binaries, options: ControlPlaneOptions): Prom
   }
 }
 
+/**
+ * Starts kube-controller-manager, kube-scheduler and kwok against a ready API server, creates the
+ * fake Nodes, and waits until the nodes are Ready and untainted and both components are healthy.
+ */
+async function startControllers(
+  binaries: Binaries,
+  layout: Layout,
+  { server, ca }: { server: string; ca: string },
+  upstream: Managed[],
+  options: ControlPlaneOptions,
+): Promise<RunningControllers> {
+  if (!binaries.controllers) throw new Error('controllers asked for, but no controller binaries');
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const [kcmPort, schedulerPort] = await Promise.all([freePort(), freePort()]);
+  const kubeconfigFor = (name: string, token: string): string => {
+    const path = join(layout.runDir, `kubeconfig-${name}`);
+    writeFileSync(path, kubeconfig(server, ca, token, name), { mode: 0o600 });
+    return path;
+  };
+  const context: ControllerContext = {
+    runDir: layout.runDir,
+    admin: { server, token: layout.token, ca },
+    kubeconfigs: {
+      kubeControllerManager: kubeconfigFor(
+        'kube-controller-manager',
+        layout.controllerTokens.kubeControllerManager,
+      ),
+      kubeScheduler: kubeconfigFor('kube-scheduler', layout.controllerTokens.kubeScheduler),
+      kwok: kubeconfigFor('kwok', layout.controllerTokens.kwok),
+    },
+    ports: { kubeControllerManager: kcmPort, kubeScheduler: schedulerPort },
+  };
+  const running = launchControllers(binaries.controllers, context);
+  const processes = [...upstream, ...processesOf(running)];
+  try {
+    await createFakeNodes(context.admin);
+    await waitUntil('kube-controller-manager /healthz', deadline, processes, () =>
+      healthy(kcmPort),
+    );
+    await waitUntil('kube-scheduler /healthz', deadline, processes, () => healthy(schedulerPort));
+    await waitUntil('fake nodes Ready (kwok)', deadline, processes, () =>
+      fakeNodesReady(context.admin),
+    );
+  } catch (err) {
+    await Promise.all(processesOf(running).map((m) => terminate(m)));
+    throw err;
+  }
+  return running;
+}
+
 /** SIGKILL, no grace: what a crash looks like to clients (connections reset mid-request). */
 async function killNow(m: Managed): Promise<void> {
   if (m.exited !== undefined || m.child.exitCode !== null) return;
@@ -395,7 +512,7 @@ async function killNow(m: Managed): Promise<void> {
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? console.log;
   sweepStaleRuns(log);
-  const binaries = await ensureBinaries(log);
+  const binaries = await ensureBinaries(log, { controllers: options.controllers === true });
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(binaries, options);

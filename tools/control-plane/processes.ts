@@ -26,13 +26,19 @@ function hookExit(): void {
 
 const SETPRIV = '/usr/bin/setpriv';
 
-export function launch(name: string, binary: string, args: string[], logPath: string): Managed {
+export function launch(
+  name: string,
+  binary: string,
+  args: string[],
+  logPath: string,
+  env?: NodeJS.ProcessEnv,
+): Managed {
   hookExit();
   const out = openSync(logPath, 'a');
   const withDeathSignal = existsSync(SETPRIV);
   const command = withDeathSignal ? SETPRIV : binary;
   const argv = withDeathSignal ? ['--pdeathsig', 'SIGKILL', '--', binary, ...args] : args;
-  const child = spawn(command, argv, { stdio: ['ignore', out, out] });
+  const child = spawn(command, argv, { stdio: ['ignore', out, out], ...(env ? { env } : {}) });
   closeSync(out);
   const managed: Managed = { name, logPath, child };
   live.add(managed);
