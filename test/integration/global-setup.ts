@@ -3,6 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { ensureBinaries } from '../../tools/control-plane/binaries.ts';
 import { startControlPlane, type ControlPlane } from '../../tools/control-plane/control-plane.ts';
 import { installCrds } from '../../tools/control-plane/crds.ts';
 
@@ -19,7 +20,11 @@ declare module 'vitest' {
 let plane: ControlPlane | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  plane = await startControlPlane({ log: (line) => console.log(`[control-plane] ${line}`) });
+  const log = (line: string): void => console.log(`[control-plane] ${line}`);
+  // The shared plane is bare, but files that start a plane with controllers need their binaries:
+  // build whatever is missing here, all at once and with progress shown, not inside a test hook.
+  await ensureBinaries(log, { controllers: true });
+  plane = await startControlPlane({ log });
   const crdDir = join(import.meta.dirname, '..', '..', 'config', 'crd');
   await installCrds(
     plane,
