@@ -13,6 +13,7 @@ import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { startControlPlane, type ControlPlane } from '../../tools/control-plane/control-plane.ts';
 import { FAKE_NODES } from '../../tools/control-plane/controllers.ts';
+import { send } from '../../tools/control-plane/http.ts';
 import { eventually, userClient } from './support/operator.ts';
 
 let plane: ControlPlane;
@@ -154,6 +155,46 @@ it("deletes a Deployment's ReplicaSet and pods through the garbage collector", a
     'no ReplicaSet and no pod left',
     60_000,
   );
+});
+
+it('fills a service-account token Secret with a token the API server accepts', async () => {
+  const ns = await namespace('tokens');
+  // The service-account controller creates `default`; the token controller signs with sa.key.
+  await eventually(
+    () => admin.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: ns }),
+    'ServiceAccount default',
+  );
+  await admin.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/service-account-token',
+    metadata: {
+      name: 'legacy',
+      namespace: ns,
+      annotations: { 'kubernetes.io/service-account.name': 'default' },
+    },
+  });
+  const token = await eventually(async () => {
+    const secret = (await admin.get({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name: 'legacy',
+      namespace: ns,
+    })) as { data?: { token?: string } } | undefined;
+    return secret?.data?.token && Buffer.from(secret.data.token, 'base64').toString();
+  }, 'the token in Secret legacy');
+
+  const review = await send(
+    { server: plane.server, token, ca: plane.ca },
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+  );
+  expect(review.status).toBe(201);
+  expect(
+    (JSON.parse(review.body) as { status: { userInfo: { username: string } } }).status.userInfo
+      .username,
+  ).toBe(`system:serviceaccount:${ns}:default`);
 });
 
 it('stops kube-controller-manager, kube-scheduler and kwok with the plane', async () => {
