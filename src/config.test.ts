@@ -17,6 +17,7 @@ describe('stencil run configuration', () => {
       webhookUrl: undefined,
       webhookService: undefined,
       webhookCertDir: undefined,
+      webhookConfigurations: 'operator',
       webhookBreakGlassGroups: [],
       authorizeSources: 'operator',
       operatorNamespace: undefined,
@@ -125,6 +126,10 @@ describe('stencil run configuration', () => {
     [['--kube-qps=fast'], '--kube-qps must be a number ≥ 0, got "fast"'],
     [['--kube-burst=0'], '--kube-burst must be a positive integer'],
     [['--log-format=xml'], '--log-format must be one of json, text'],
+    [
+      ['--webhook-configurations=helm'],
+      '--webhook-configurations must be one of operator, install',
+    ],
     [['--webhook-port=70000'], '--webhook-port must be a port number'],
     [['--webhook-service=nope'], '--webhook-service must be namespace/name[:port]'],
     [['--metrics-bind-address=8080'], '--metrics-bind-address must be [host]:port or 0'],

@@ -29,6 +29,11 @@ export interface OperatorConfig {
    */
   webhookBreakGlassGroups: string[];
   /**
+   * Who owns the webhook configurations (ADR 0023): `install` (the chart and config/deploy pass
+   * it) leaves them to the install and keeps only their caBundle; `operator` creates them.
+   */
+  webhookConfigurations: 'operator' | 'install';
+  /**
    * Whose rights a valueFrom read needs (ADR 0020): `operator` (its own, within the Template's
    * reference policy) or `requester` (also those of the user who created the instance, asked
    * with a SubjectAccessReview on every read; needs the admission webhook).
@@ -170,6 +175,12 @@ export const RUN_COMMAND = {
       type: 'string',
       value: 'DIR',
       description: "serve DIR/tls.crt and tls.key (cert-manager) instead of the operator's own",
+    },
+    'webhook-configurations': {
+      type: 'string',
+      value: 'OWNER',
+      description:
+        'operator: create the webhook configurations; install: the chart owns them, set only their caBundle (default operator)',
     },
     'webhook-break-glass-groups': {
       type: 'string',
@@ -349,6 +360,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
     webhookService: service(get('webhook-service')),
     webhookCertDir: get('webhook-cert-dir'),
     webhookBreakGlassGroups: list(get('webhook-break-glass-groups')),
+    webhookConfigurations: oneOf(
+      'webhook-configurations',
+      get('webhook-configurations'),
+      ['operator', 'install'] as const,
+      'operator',
+    ),
     authorizeSources: authorizeSources(get),
     operatorNamespace: get('operator-namespace'),
     leaderElect: bool('leader-elect', get('leader-elect')),

@@ -51,6 +51,7 @@ function webhookOptions(config: OperatorConfig, log: Logger): WebhookOptions | u
     port: config.webhookPort,
     namespace: operatorNamespace(config),
     certDir: config.webhookCertDir,
+    configurations: config.webhookConfigurations,
     breakGlassGroups: config.webhookBreakGlassGroups,
     requester: config.authorizeSources === 'requester',
   };

@@ -3,6 +3,7 @@
 import type { KubeCluster } from '../kube/cluster.ts';
 import type { Logger } from '../log.ts';
 import { StrictWebhook, type StrictWebhookOptions } from '../webhook/strict-webhook.ts';
+import { CA_BUNDLE_FIELD_MANAGER } from '../webhook/webhook-configuration.ts';
 
 /** The strict-mode webhook: where it listens, how the API server reaches it, where its certificate lives. */
 export type WebhookOptions = Pick<
@@ -14,6 +15,7 @@ export type WebhookOptions = Pick<
   | 'secretName'
   | 'configurationName'
   | 'certDir'
+  | 'configurations'
   | 'breakGlassGroups'
   | 'requester'
   | 'requesterConfigurationName'
@@ -35,6 +37,7 @@ export async function startStrictWebhook(
     cluster,
     log: (level, message, fields) => log[level](message, fields),
     mayWrite,
+    caBundleWriter: cluster.withFieldManager(CA_BUNDLE_FIELD_MANAGER),
     ...options,
   });
   await webhook.start(await cluster.identity());

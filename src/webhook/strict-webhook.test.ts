@@ -142,6 +142,54 @@ describe('the strict webhook with a mounted certificate (cert-manager)', () => {
     ]);
   });
 
+  it('sets only the caBundle of configurations the install owns, creating and deleting none', async () => {
+    for (const requester of [false, true]) {
+      const writes: string[] = [];
+      const applied: KubeObject[] = [];
+      const webhook = loopbackWebhook({
+        cluster: recordingCluster(writes),
+        configurations: 'install',
+        requester,
+        caBundleWriter: {
+          apply: (o: KubeObject) => {
+            applied.push(o);
+            return Promise.resolve(o);
+          },
+        },
+      });
+      await webhook.start('operator');
+      await webhook.stop();
+      // The Secret through the operator's own field manager; nothing else through it.
+      expect(writes).toEqual(['apply Secret']);
+      expect(applied.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([
+        'ValidatingWebhookConfiguration stencil-strict',
+        ...(requester ? ['MutatingWebhookConfiguration stencil-requester'] : []),
+      ]);
+      // Each names its webhook and carries the caBundle and nothing more.
+      for (const o of applied) {
+        const { webhooks } = o as unknown as { webhooks: Record<string, unknown>[] };
+        expect(webhooks).toHaveLength(1);
+        expect(Object.keys(webhooks[0]!).sort()).toEqual(['clientConfig', 'name']);
+        expect(Object.keys(webhooks[0]!.clientConfig as object)).toEqual(['caBundle']);
+      }
+    }
+  });
+
+  it('keeps serving when a configuration the install owns is missing, and says which', async () => {
+    const logs: string[] = [];
+    const webhook = loopbackWebhook({
+      cluster: recordingCluster([]),
+      configurations: 'install',
+      caBundleWriter: { apply: () => Promise.reject(new Error('the object is invalid')) },
+      log: (level, message, fields) => logs.push(`${level} ${message} ${JSON.stringify(fields)}`),
+    });
+    await webhook.start('operator');
+    await webhook.stop();
+    expect(logs.filter((l) => l.startsWith('warn'))).toEqual([
+      expect.stringMatching(/caBundle .*"name":"stencil-strict"/),
+    ]);
+  });
+
   it('keeps the requester configuration in requester mode and records the creator', async () => {
     const writes: string[] = [];
     const { dir, bundle } = mountedCertificate();

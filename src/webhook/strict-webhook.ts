@@ -1,6 +1,6 @@
 // The operator's admission webhook end to end: keeps its certificate in a Secret (created, shared
-// by every replica, renewed before expiry), keeps the webhook configurations and their caBundle
-// in place, and answers strict mode's requests (by looking up the owning instance through the
+// by every replica, renewed before expiry), keeps the webhook configurations (or, when the install
+// owns them, only their caBundle) current, and answers strict mode's requests (by looking up the owning instance through the
 // cluster) and, under --authorize-sources=requester, records who creates instances (ADR 0020).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,10 +24,14 @@ import { renewBundle, type CertificateBundle } from './certificates.ts';
 import { decideRequester } from './requester-admission.ts';
 import { WebhookServer } from './server.ts';
 import {
+  caBundleApply,
   endpointHosts,
   REQUESTER_CONFIGURATION_NAME,
   REQUESTER_PATH,
+  REQUESTER_WEBHOOK_NAME,
   requesterWebhookConfiguration,
+  STRICT_WEBHOOK_NAME,
+  WEBHOOK_CONFIGURATION_NAME,
   WEBHOOK_PATH,
   webhookConfiguration,
   type WebhookEndpoint,
@@ -59,6 +63,15 @@ export interface StrictWebhookOptions {
    */
   requester?: boolean;
   requesterConfigurationName?: string;
+  /**
+   * Who owns the webhook configurations (ADR 0023). `install` (the chart, config/deploy): they
+   * come and go with the install, and the operator only keeps their caBundle current through
+   * `caBundleWriter`, never creating or deleting one. `operator` (default; the playground, tests,
+   * `stencil run` outside a cluster): the operator creates and keeps them whole.
+   */
+  configurations?: 'operator' | 'install';
+  /** The cluster under CA_BUNDLE_FIELD_MANAGER, for the caBundle-only apply (`install`). */
+  caBundleWriter?: Pick<ClusterPort, 'apply'>;
   /**
    * The operator's caches: the owner's Template content is chosen exactly as its reconciler
    * chooses it (the revision a progressive rollout has it on, not the live spec).
@@ -220,6 +233,8 @@ export class StrictWebhook {
   private async ensureConfiguration(): Promise<void> {
     if (this.options.certDir) return;
     if (!this.bundle || !(this.options.mayWrite?.() ?? true)) return;
+    if (this.options.configurations === 'install')
+      return this.ensureCaBundles(this.bundle.caBundle);
     const { cluster, configurationName, requesterConfigurationName, namespaces } = this.options;
     await cluster.apply(
       webhookConfiguration(this.endpoint, this.bundle.caBundle, configurationName),
@@ -249,6 +264,49 @@ export class StrictWebhook {
           name: requesterName,
           error: String(error),
         });
+      }
+    }
+  }
+
+  /**
+   * The install owns the configurations: set only their caBundle. One that is missing stays
+   * missing (it was uninstalled, or the install has not created it yet); say so, once a refresh.
+   */
+  private async ensureCaBundles(caBundle: string): Promise<void> {
+    const { caBundleWriter, configurationName, requesterConfigurationName } = this.options;
+    if (!caBundleWriter)
+      throw new Error('webhook configurations owned by the install need a caBundle writer');
+    const targets = [
+      caBundleApply(
+        'ValidatingWebhookConfiguration',
+        configurationName ?? WEBHOOK_CONFIGURATION_NAME,
+        STRICT_WEBHOOK_NAME,
+        caBundle,
+      ),
+      ...(this.options.requester
+        ? [
+            caBundleApply(
+              'MutatingWebhookConfiguration',
+              requesterConfigurationName ?? REQUESTER_CONFIGURATION_NAME,
+              REQUESTER_WEBHOOK_NAME,
+              caBundle,
+            ),
+          ]
+        : []),
+    ];
+    for (const target of targets) {
+      try {
+        await caBundleWriter.apply(target);
+      } catch (error) {
+        this.options.log(
+          'warn',
+          'could not set the caBundle of a webhook configuration the install owns',
+          {
+            kind: target.kind,
+            name: target.metadata.name,
+            error: String(error),
+          },
+        );
       }
     }
   }

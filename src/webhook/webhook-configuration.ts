@@ -1,4 +1,5 @@
-// The webhook configurations the operator keeps in place (unless cert-manager's chart owns them):
+// The webhook configurations: the install (chart, config/deploy) owns them and the operator keeps
+// only their caBundle current (ADR 0023); the playground and the tests let the operator create them.
 // - strict mode's ValidatingWebhookConfiguration selects only objects labelled
 //   `stencil.dev/sync-mode: strict`, so resources of off/revert Templates never pass through it
 //   and an operator outage cannot block them;
@@ -16,6 +17,29 @@ export const WEBHOOK_CONFIGURATION_NAME = 'stencil-strict';
 export const WEBHOOK_PATH = '/validate-strict';
 export const REQUESTER_CONFIGURATION_NAME = 'stencil-requester';
 export const REQUESTER_PATH = '/mutate-requester';
+export const STRICT_WEBHOOK_NAME = 'strict.stencil.dev';
+export const REQUESTER_WEBHOOK_NAME = 'requester.stencil.dev';
+
+/**
+ * Who may delete a strict object without asking the webhook: the namespace controller and the
+ * garbage collector, under their per-controller service accounts or a controller manager's own
+ * identity. Both delete only what a user already asked to delete (the namespace, the owner), and
+ * must not wait on the operator: while it is down a failing webhook would block them for good.
+ */
+export const SYSTEM_DELETERS = [
+  'system:serviceaccount:kube-system:namespace-controller',
+  'system:serviceaccount:kube-system:generic-garbage-collector',
+  'system:kube-controller-manager',
+] as const;
+
+/** The CEL matchCondition that keeps SYSTEM_DELETERS' deletes away from the strict webhook. */
+export const SYSTEM_DELETES_EXEMPT = {
+  name: 'not-a-system-delete',
+  expression: `!(request.operation == 'DELETE' && request.userInfo.username in [${SYSTEM_DELETERS.map((u) => `'${u}'`).join(', ')}])`,
+};
+
+/** Field manager of the caBundle-only apply, never used for anything else (ADR 0023). */
+export const CA_BUNDLE_FIELD_MANAGER = 'stencil-ca-bundle';
 
 export type WebhookEndpoint =
   { url: string } | { service: { namespace: string; name: string; port: number } };
@@ -64,8 +88,9 @@ export function webhookConfiguration(
     name,
     { endpoint, caBundle, path: WEBHOOK_PATH },
     {
-      name: 'strict.stencil.dev',
+      name: STRICT_WEBHOOK_NAME,
       objectSelector: { matchLabels: { [LABEL_SYNC_MODE]: 'strict' } },
+      matchConditions: [SYSTEM_DELETES_EXEMPT],
       rules: [
         {
           operations: ['UPDATE', 'DELETE'],
@@ -102,7 +127,7 @@ export function requesterWebhookConfiguration(
     name,
     { endpoint, caBundle, path: REQUESTER_PATH },
     {
-      name: 'requester.stencil.dev',
+      name: REQUESTER_WEBHOOK_NAME,
       reinvocationPolicy: 'Never',
       ...inNamespaces,
       rules: [
@@ -116,6 +141,27 @@ export function requesterWebhookConfiguration(
       ],
     },
   );
+}
+
+/**
+ * The apply that sets only one webhook's caBundle in a configuration the install owns: sent under
+ * CA_BUNDLE_FIELD_MANAGER, it neither owns nor removes anything else, and when the configuration
+ * is missing (uninstalled) it fails instead of creating one.
+ */
+export function caBundleApply(
+  kind: 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration',
+  name: string,
+  webhook: string,
+  caBundle: string,
+): KubeObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind,
+    metadata: { name },
+    webhooks: [
+      { name: webhook, clientConfig: { caBundle: Buffer.from(caBundle).toString('base64') } },
+    ],
+  };
 }
 
 /** Hosts the serving certificate must cover for an endpoint. */

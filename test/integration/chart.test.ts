@@ -20,6 +20,10 @@ import { inject } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
+import {
+  requesterWebhookConfiguration,
+  webhookConfiguration,
+} from '../../src/webhook/webhook-configuration.ts';
 import { ensureHelm } from '../../tools/control-plane/binaries.ts';
 import { applyManifests, readManifests, samplePhase } from '../../tools/local/apply-manifests.ts';
 import {
@@ -201,6 +205,37 @@ describe('helm template', () => {
     expect(await dryRunAll(served)).toEqual([]);
   }, 60_000);
 
+  it("owns the webhook configurations in every mode: the operator's own, less the caBundle", async () => {
+    for (const certManager of [false, true]) {
+      const objects = await render('stencil', 'stencil-chart', {
+        authorizeSources: 'requester',
+        webhook: { certManager: { enabled: certManager } },
+      });
+      const endpoint = {
+        service: { namespace: 'stencil-chart', name: 'stencil-webhook', port: 443 },
+      };
+      const withoutCa = (o: KubeObject): unknown => {
+        const copy = structuredClone(o) as unknown as {
+          metadata: KubeObject['metadata'];
+          webhooks: { clientConfig: { caBundle?: string } }[];
+        };
+        for (const w of copy.webhooks) delete w.clientConfig.caBundle;
+        return { webhooks: copy.webhooks, name: copy.metadata.name };
+      };
+      const rendered = (kind: string): KubeObject => objects.find((o) => o.kind === kind)!;
+      expect(withoutCa(rendered('ValidatingWebhookConfiguration'))).toEqual(
+        withoutCa(webhookConfiguration(endpoint, 'ca')),
+      );
+      expect(withoutCa(rendered('MutatingWebhookConfiguration'))).toEqual(
+        withoutCa(requesterWebhookConfiguration(endpoint, 'ca')),
+      );
+      const deployment = JSON.stringify(rendered('Deployment'));
+      expect(deployment).toContain('--webhook-configurations=install');
+    }
+    const off = await render('stencil', 'stencil-chart', { webhook: { enabled: false } });
+    expect(off.filter((o) => o.kind.endsWith('WebhookConfiguration'))).toEqual([]);
+  }, 60_000);
+
   it('authorizeSources: requester passes the flag, may review access, and needs the webhook', async () => {
     const objects = await render('stencil', 'stencil-chart', {
       authorizeSources: 'requester',
@@ -284,6 +319,16 @@ describe('the operator under exactly the chart RBAC', () => {
   let instances: KubeObject[];
   let sets: KubeObject[];
   const rbacObjects: KubeObject[] = [];
+  let chartConfiguration: KubeObject | undefined;
+
+  /**
+   * The chart names its configuration `stencil-strict` (in its ValidatingWebhookConfiguration and
+   * in the ClusterRole's resourceNames); renamed here so this file never meets another's.
+   */
+  function renamedWebhookConfiguration(object: KubeObject): KubeObject {
+    const text = JSON.stringify(object).replaceAll('"stencil-strict"', `"${configuration}"`);
+    return JSON.parse(text) as KubeObject;
+  }
 
   // What the ten samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
   // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
@@ -319,10 +364,13 @@ describe('the operator under exactly the chart RBAC', () => {
 
   beforeAll(async () => {
     operatorNamespace = await freshNamespace(connect(), 'stencil-rbac');
-    const objects = await render('rbac', operatorNamespace, {
-      fullnameOverride: fullname,
-      rbac: { additionalRules },
-    });
+    const objects = (
+      await render('rbac', operatorNamespace, {
+        fullnameOverride: fullname,
+        rbac: { additionalRules },
+      })
+    ).map(renamedWebhookConfiguration);
+    chartConfiguration = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
     const rbacKinds = [
       'ServiceAccount',
       'ClusterRole',
@@ -368,8 +416,16 @@ describe('the operator under exactly the chart RBAC', () => {
         namespace: operatorNamespace,
         onLost: () => undefined,
       },
-      webhook: loopbackWebhook(operatorNamespace, configuration),
+      // As the chart runs it: the release owns the configuration, the operator sets its caBundle.
+      webhook: loopbackWebhook(operatorNamespace, configuration, { configurations: 'install' }),
     });
+    // Helm's part, once the operator's loopback port is known (a Service cannot reach a process
+    // here): the chart's configuration, pointed at that port. The next refresh sets its caBundle.
+    const { port } = running.operator.webhook!;
+    const webhooks = (chartConfiguration as unknown as { webhooks: Record<string, unknown>[] })
+      .webhooks;
+    webhooks[0]!.clientConfig = { url: `https://127.0.0.1:${port}/validate-strict` };
+    await admin.cluster.apply(chartConfiguration!);
     await applyManifests((await userClient()).cluster, manifests);
   }, 120_000);
 
@@ -479,9 +535,34 @@ describe('the operator under exactly the chart RBAC', () => {
       await get('coordination.k8s.io/v1', 'Lease', 'stencil-leader', operatorNamespace),
     ).toBeDefined();
     expect(await get('v1', 'Secret', 'stencil-webhook-tls', operatorNamespace)).toBeDefined();
-    expect(
-      await get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', configuration),
-    ).toBeDefined();
+    // The chart's configuration, with the caBundle the operator set under the chart's RBAC (the
+    // Secret's CA) and nothing else of it changed.
+    // (A refresh is what sets it; only the leader writes, so ask until this replica leads.)
+    type Live = {
+      webhooks: { clientConfig: { caBundle?: string }; matchConditions?: unknown[] }[];
+    };
+    const secret = (await get(
+      'v1',
+      'Secret',
+      'stencil-webhook-tls',
+      operatorNamespace,
+    )) as unknown as {
+      data: Record<string, string>;
+    };
+    let live: Live | undefined;
+    await eventually(async () => {
+      await running!.operator.webhook!.refresh();
+      live = (await get(
+        'admissionregistration.k8s.io/v1',
+        'ValidatingWebhookConfiguration',
+        configuration,
+      )) as unknown as Live;
+      return live.webhooks[0]!.clientConfig.caBundle === secret.data['ca-bundle.crt'];
+    }, 'the operator to set the caBundle of the configuration the chart owns');
+    expect(live!.webhooks[0]!.matchConditions).toHaveLength(1);
+    expect(live!.webhooks[0]!.clientConfig).toMatchObject({
+      url: `https://127.0.0.1:${running!.operator.webhook!.port}/validate-strict`,
+    });
     // Nothing it tried was forbidden.
     expect(running!.logs.filter((line) => /forbidden/i.test(line))).toEqual([]);
   }, 120_000);
