@@ -38,8 +38,25 @@ export function statusMessage(status: number, body: string): string {
   return `HTTP ${status}`;
 }
 
+/** The reasons of the causes a Status body gives in `details.causes` (machine-readable). */
+export function statusCauses(body: string): string[] {
+  try {
+    const parsed = JSON.parse(body) as { details?: { causes?: { reason?: unknown }[] } };
+    const causes = parsed.details?.causes;
+    if (!Array.isArray(causes)) return [];
+    return causes.flatMap((c) => (typeof c?.reason === 'string' ? [c.reason] : []));
+  } catch {
+    return [];
+  }
+}
+
 export function errorForResponse(status: number, body: string): ClusterError {
-  return new ClusterError(kindForStatus(status), statusMessage(status, body), status);
+  return new ClusterError(
+    kindForStatus(status),
+    statusMessage(status, body),
+    status,
+    statusCauses(body),
+  );
 }
 
 /** Connection errors, timeouts and aborts: transient by nature. */

@@ -28,6 +28,8 @@ export class ClusterError extends Error {
     readonly kind: ClusterErrorKind,
     message: string,
     readonly status?: number,
+    /** The `reason` of each cause in the Status `details` (e.g. NamespaceTerminating). */
+    readonly causes: readonly string[] = [],
   ) {
     super(message);
   }
@@ -35,6 +37,15 @@ export class ClusterError extends Error {
 
 export function isClusterError(error: unknown, kind?: ClusterErrorKind): error is ClusterError {
   return error instanceof ClusterError && (kind === undefined || error.kind === kind);
+}
+
+/**
+ * The API server refused to create something in a namespace that is being deleted (the Status
+ * cause NamespaceTerminating): not a failure of what was sent, and it will not change until the
+ * namespace, and whatever in it asked for the write, is gone.
+ */
+export function isNamespaceTerminating(error: unknown): boolean {
+  return isClusterError(error, 'Forbidden') && error.causes.includes('NamespaceTerminating');
 }
 
 /** Extra conditions of a delete: it fails with a Conflict unless the object is still this one. */

@@ -44,20 +44,27 @@ export const CA_BUNDLE_FIELD_MANAGER = 'stencil-ca-bundle';
 export type WebhookEndpoint =
   { url: string } | { service: { namespace: string; name: string; port: number } };
 
-/** How the API server calls `path` of the endpoint (a URL endpoint's own path is replaced). */
-function clientConfig(endpoint: WebhookEndpoint, caBundle: string, path: string): object {
-  const ca = Buffer.from(caBundle).toString('base64');
-  if ('service' in endpoint) return { service: { ...endpoint.service, path }, caBundle: ca };
+/**
+ * How the API server calls `path` of the endpoint (a URL endpoint's own path is replaced). No
+ * `caBundle` (undefined) is how an install writes it: the operator sets it later (ADR 0023).
+ */
+function clientConfig(
+  endpoint: WebhookEndpoint,
+  caBundle: string | undefined,
+  path: string,
+): object {
+  const ca = caBundle === undefined ? {} : { caBundle: Buffer.from(caBundle).toString('base64') };
+  if ('service' in endpoint) return { service: { ...endpoint.service, path }, ...ca };
   const url = new URL(endpoint.url);
   url.pathname = path;
-  return { url: url.toString(), caBundle: ca };
+  return { url: url.toString(), ...ca };
 }
 
 /** What both webhooks share: their kind of configuration, fail closed, reached at `path`. */
 function configuration(
   kind: 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration',
   name: string,
-  target: { endpoint: WebhookEndpoint; caBundle: string; path: string },
+  target: { endpoint: WebhookEndpoint; caBundle: string | undefined; path: string },
   webhook: Record<string, unknown>,
 ): KubeObject {
   return {
@@ -80,7 +87,7 @@ function configuration(
 
 export function webhookConfiguration(
   endpoint: WebhookEndpoint,
-  caBundle: string,
+  caBundle: string | undefined,
   name = WEBHOOK_CONFIGURATION_NAME,
 ): KubeObject {
   return configuration(
@@ -111,7 +118,7 @@ export function webhookConfiguration(
  */
 export function requesterWebhookConfiguration(
   endpoint: WebhookEndpoint,
-  caBundle: string,
+  caBundle: string | undefined,
   name = REQUESTER_CONFIGURATION_NAME,
   namespaces?: readonly string[],
 ): KubeObject {

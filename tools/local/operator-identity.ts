@@ -53,7 +53,8 @@ export function withShardingRbac(objects: KubeObject[]): KubeObject[] {
 
 /**
  * The RBAC of the chart with `authorizeSources: requester`: its ClusterRole also creates
- * SubjectAccessReviews (each valueFrom read is checked as the instance's requester).
+ * SubjectAccessReviews (each valueFrom read is checked as the instance's requester) and sets the
+ * caBundle of the requester webhook's configuration.
  */
 export function withRequesterRbac(objects: KubeObject[]): KubeObject[] {
   return objects.map((object) => {
@@ -65,6 +66,12 @@ export function withRequesterRbac(objects: KubeObject[]): KubeObject[] {
         apiGroups: ['authorization.k8s.io'],
         resources: ['subjectaccessreviews'],
         verbs: ['create'],
+      },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        resourceNames: ['stencil-requester'],
+        verbs: ['get', 'patch'],
       },
     ];
     return role;

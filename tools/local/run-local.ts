@@ -1,7 +1,9 @@
 // `npm run local`: Stencil for real on this machine. Builds if needed, starts a local control
-// plane (etcd + kube-apiserver), installs the CRDs and the samples, runs `stencil run` against it
-// under its own ServiceAccount (as an install does), waits for the sample instances to be Ready,
-// prints how to look around, and stops everything on Ctrl-C. The person's (admin) kubeconfig is
+// plane (etcd + kube-apiserver, and kube-controller-manager, kube-scheduler and kwok with two fake
+// Nodes, so Deployments roll out and namespaces finish deleting; `--bare` leaves those out),
+// installs the CRDs, the webhook configurations and the samples as an install does, runs
+// `stencil run` against it under its own ServiceAccount, waits for the sample instances to be
+// Ready, prints how to look around, and stops everything on Ctrl-C. The person's (admin) kubeconfig is
 // written to .local/kubeconfig, the operator's to .local/operator.kubeconfig.
 // `npm run local -- --replicas N` runs N operators sharing the namespaces (--shards=auto).
 // `npm run local -- --authorize-sources requester` runs requester mode (ADR 0020): the samples
@@ -15,6 +17,10 @@ import { buildIfNeeded } from '../build-if-needed.ts';
 import { ensureKubectl } from '../control-plane/binaries.ts';
 import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
 import { installCrds } from '../control-plane/crds.ts';
+import {
+  requesterWebhookConfiguration,
+  webhookConfiguration,
+} from '../../src/webhook/webhook-configuration.ts';
 import { applyManifests, readManifests, samplePhase } from './apply-manifests.ts';
 import {
   deployRbac,
@@ -30,6 +36,7 @@ const { values: flags } = parseArgs({
   options: {
     replicas: { type: 'string', default: '1' },
     'authorize-sources': { type: 'string', default: 'operator' },
+    bare: { type: 'boolean', default: false },
   },
 });
 const replicaCount = Number(flags.replicas);
@@ -49,7 +56,11 @@ buildIfNeeded(say);
 const kubectl = await ensureKubectl(say);
 mkdirSync(join(root, '.local'), { recursive: true });
 const kubeconfig = join(root, '.local', 'kubeconfig');
-const plane = await startControlPlane({ kubeconfigPath: kubeconfig, log: say });
+const plane = await startControlPlane({
+  kubeconfigPath: kubeconfig,
+  log: say,
+  controllers: !flags.bare,
+});
 const crdDir = join(root, 'config', 'crd');
 await installCrds(
   plane,
@@ -74,6 +85,17 @@ const identity = await installOperatorIdentity(
 identity.connection.http.close();
 const operatorUser = `system:serviceaccount:${identity.account.namespace}:${identity.account.name}`;
 say(`the operator runs as ${operatorUser} (.local/operator.kubeconfig)`);
+// The webhook configurations, as the chart installs them (ADR 0023): owned by the install, with
+// no caBundle; the operator (--webhook-configurations=install) sets only that. Reached by URL at
+// the port each replica's webhook listens on (no Service reaches a process here); with several
+// replicas the first one's, which every replica serves alike.
+const webhookPorts = await Promise.all(Array.from({ length: replicaCount }, () => freePort()));
+const webhookUrl = (port: number): string => `https://127.0.0.1:${port}/validate-strict`;
+await cluster.apply(webhookConfiguration({ url: webhookUrl(webhookPorts[0]!) }, undefined));
+if (requesterMode)
+  await cluster.apply(
+    requesterWebhookConfiguration({ url: webhookUrl(webhookPorts[0]!) }, undefined),
+  );
 const samples = readdirSync(join(root, 'samples'));
 const files = samples.flatMap((s) =>
   ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
@@ -90,12 +112,8 @@ interface Replica {
 }
 
 /** One `stencil run`; with more than one replica each is a shard member (--shards=auto). */
-async function startReplica(): Promise<Replica> {
-  const [webhookPort, metricsPort, probePort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
+async function startReplica(webhookPort: number): Promise<Replica> {
+  const [metricsPort, probePort] = [await freePort(), await freePort()];
   const child = spawn(
     process.execPath,
     [
@@ -105,7 +123,8 @@ async function startReplica(): Promise<Replica> {
       '--log-format=text',
       '--operator-namespace=stencil-system',
       `--webhook-port=${webhookPort}`,
-      `--webhook-url=https://127.0.0.1:${webhookPort}/validate-strict`,
+      `--webhook-url=${webhookUrl(webhookPort)}`,
+      '--webhook-configurations=install',
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       ...(replicaCount > 1 ? ['--shards=auto'] : []),
@@ -117,7 +136,7 @@ async function startReplica(): Promise<Replica> {
 }
 
 const replicas: Replica[] = [];
-for (let i = 0; i < replicaCount; i++) replicas.push(await startReplica());
+for (const port of webhookPorts) replicas.push(await startReplica(port));
 
 let stopping = false;
 async function stop(code: number): Promise<never> {
@@ -150,15 +169,17 @@ for (const { child } of replicas)
 if (requesterMode) {
   // Created by admin through the requester webhook, so each records admin as its requester.
   const until = Date.now() + 60_000;
-  while (
-    !(await cluster.get({
+  const hasCaBundle = async (): Promise<boolean> => {
+    const configuration = (await cluster.get({
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
       name: 'stencil-requester',
-    }))
-  ) {
+    })) as { webhooks?: { clientConfig?: { caBundle?: string } }[] } | undefined;
+    return Boolean(configuration?.webhooks?.[0]?.clientConfig?.caBundle);
+  };
+  while (!(await hasCaBundle())) {
     if (Date.now() > until) {
-      say('the requester webhook did not appear within 60 s');
+      say('the operator did not set the requester webhook caBundle within 60 s');
       await stop(1);
     }
     await new Promise((r) => setTimeout(r, 250));

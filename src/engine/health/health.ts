@@ -247,3 +247,30 @@ const EMPTY_MEANS_WAITING = new Set([
   'apiextensions.k8s.io/CustomResourceDefinition',
   'apiregistration.k8s.io/APIService',
 ]);
+
+/** Workloads whose controller, where one runs, writes a status: empty is "not yet", not "none". */
+const REPORTED_BY_CONTROLLER = new Set([
+  'apps/Deployment',
+  'apps/StatefulSet',
+  'apps/DaemonSet',
+  'apps/ReplicaSet',
+]);
+
+export const NOT_REPORTED_YET = 'just applied; its controller has not reported on it yet';
+
+/**
+ * The health of an object as the pass's own write returned it. That answer predates anything its
+ * controller reports: a Deployment just created has an empty status whether or not it will ever
+ * become available, and judging it Current made an instance Ready (and an `off` one freeze, Ready
+ * for good) before the Deployment controller had looked at it. Such a workload is InProgress
+ * here; the pass looks again, and a later read of it is judged by healthOf (Current if there is
+ * no controller to write a status).
+ */
+export function healthOfWritten(written: KubeObject, desired: KubeObject = written): Health {
+  const health = healthOf(written, desired);
+  if (health.status !== 'Current' || !REPORTED_BY_CONTROLLER.has(groupKind(written))) return health;
+  if (desired.metadata.annotations?.[ANNOTATION_READY_WHEN] !== undefined) return health;
+  return withoutStatus((written as { status?: unknown }).status)
+    ? progressing(NOT_REPORTED_YET)
+    : health;
+}

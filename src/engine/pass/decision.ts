@@ -16,7 +16,7 @@ import { FINALIZER_INSTANCE, MAX_RESOURCES } from '../../api/well-known.ts';
 import { rfc3339 } from '../shared/conditions.ts';
 import type { ContentChoice } from '../releases/content-choice.ts';
 import { expiryOf } from '../evaluation/expiry.ts';
-import { healthOf } from '../health/health.ts';
+import { healthOf, healthOfWritten, NOT_REPORTED_YET } from '../health/health.ts';
 import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
 import { describeObject, gvkKey, resourceKey, type ObjectId } from '../objects/inventory.ts';
 import { nextInstanceStatus, withReady, type StatusInput } from './instance-status.ts';
@@ -394,8 +394,13 @@ class LivePass {
   /** Everything was applied (and pruned where due): the status, the freeze, how to end. */
   applied(applied: Extract<ApplyReport, { ok: true }>, cleanup: Cleanup): Conclusion {
     const { desired } = this;
+    // What this pass wrote is judged from the write's answer, which no controller has seen yet.
+    const written = new Set(applied.written.map((o) => resourceKey(o)));
+    const healths = applied.live.map((o, i) =>
+      written.has(resourceKey(o)) ? healthOfWritten(o, desired[i]) : healthOf(o, desired[i]),
+    );
     const rendered = [
-      ...applied.live.map((o, i) => renderedRef(o, '', healthOf(o, desired[i]))),
+      ...applied.live.map((o, i) => renderedRef(o, '', healths[i])),
       ...cleanup.failed,
     ];
     const defaults = this.evaluation.resolved?.defaultsUsed ?? [];
@@ -413,8 +418,15 @@ class LivePass {
       trackedGVKs: this.trackedGVKs,
       freeze,
     });
+    // A workload waiting for its controller's first report is looked at again soon: where no
+    // controller runs, nothing else would bring the pass that finds it Current.
+    const unreported = healths.some((h) => h.message === NOT_REPORTED_YET);
     const end: PassEnd =
-      cleanup.retry || unserved ? { kind: 'retry', message } : cleanup.waiting ? WAIT : DONE;
+      cleanup.retry || unserved
+        ? { kind: 'retry', message }
+        : cleanup.waiting || unreported
+          ? WAIT
+          : DONE;
     return this.conclude(status, end, freeze === 'freeze');
   }
 }

@@ -9,7 +9,7 @@ import { carryIgnoredFields, sameManagedState } from '../../engine/sync/drift.ts
 import { describeObject, waveOf, type Owner } from '../../engine/objects/inventory.ts';
 import type { ApplyReport } from '../../engine/pass/observation.ts';
 import { AppliedMemo } from './applied-memo.ts';
-import { isClusterError, type ClusterPort } from '../cluster-port.ts';
+import { isClusterError, isNamespaceTerminating, type ClusterPort } from '../cluster-port.ts';
 import { idOf, mapLimit } from './resource-sync.ts';
 
 export type ApplyResult = ApplyReport;
@@ -82,6 +82,17 @@ class PlanRun {
     };
   }
 
+  /** A refused check or write ends the pass: failed, or waiting while a namespace is deleted. */
+  private rejection(object: KubeObject, error: unknown, stage: string): ApplyResult {
+    // Nothing can be created there until the namespace is gone; when it is the instance's own,
+    // the namespace controller is about to delete the instance too. Wait, quietly.
+    if (isNamespaceTerminating(error))
+      return this.waiting(
+        `namespace ${object.metadata.namespace ?? ''} is being deleted: ${describeObject(object)} is not applied there`,
+      );
+    return rejection(object, error, stage);
+  }
+
   /** Runs one step; a result means the pass ends here (rejected or waiting). */
   async step(step: ApplyStep): Promise<ApplyResult | undefined> {
     const wait = stepWait(step, {
@@ -103,7 +114,7 @@ class PlanRun {
         this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { dryRun: true });
         return undefined;
       } catch (error) {
-        return rejection(this.desired[i]!, error, 'dry run');
+        return this.rejection(this.desired[i]!, error, 'dry run');
       }
     });
     const rejected = checks.find((c) => c !== undefined);
@@ -124,7 +135,7 @@ class PlanRun {
         this.written.push(this.result[i]);
       } catch (error) {
         written?.(undefined);
-        return rejection(this.desired[i]!, error, 'apply');
+        return this.rejection(this.desired[i]!, error, 'apply');
       }
     }
     return undefined;

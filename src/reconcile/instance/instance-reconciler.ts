@@ -30,7 +30,12 @@ import {
 } from '../../framework/reconciler.ts';
 import { AppliedMemo } from './applied-memo.ts';
 import { applyResources } from './applier.ts';
-import { isClusterError, type ClusterPort, type ObjectId } from '../cluster-port.ts';
+import {
+  isClusterError,
+  isNamespaceTerminating,
+  type ClusterPort,
+  type ObjectId,
+} from '../cluster-port.ts';
 import { ClusterSource } from './cluster-source.ts';
 import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
 import { EventSender } from './event-sender.ts';
@@ -291,6 +296,8 @@ export class InstanceReconciler implements Reconciler {
       try {
         await cluster.recordEvent({ regarding, ...event });
       } catch (error) {
+        // A namespace being deleted takes no new Events; that is no news to anyone.
+        if (isNamespaceTerminating(error)) return;
         this.deps.log('warn', 'could not record event', {
           reason: event.reason,
           error: redactor.redact(String(error)),

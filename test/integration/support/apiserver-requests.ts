@@ -26,10 +26,11 @@ export function sharedEndpoint(): MetricsEndpoint {
   return { server: inject('kubeServer'), kubeconfigPath: inject('kubeconfig') };
 }
 
-/** Sum of apiserver_request_total over the verbs and resources of `filter`. */
-export async function countRequests(
+/** Sum of the samples of metric `name` whose labels `keep` accepts, from the API server's /metrics. */
+export async function sumMetric(
   endpoint: MetricsEndpoint,
-  filter: RequestFilter,
+  name: string,
+  keep: (labels: Map<string, string>) => boolean = () => true,
 ): Promise<number> {
   const kubeconfig = readFileSync(endpoint.kubeconfigPath, 'utf8');
   const token = /token: (\S+)/.exec(kubeconfig)?.[1] ?? '';
@@ -37,21 +38,45 @@ export async function countRequests(
   const ca = Buffer.from(caData, 'base64').toString();
   const { status, body } = await send({ server: endpoint.server, token, ca }, 'GET', '/metrics');
   if (status !== 200) throw new Error(`GET /metrics answered ${status}`);
-  const verbs = filter.verbs && new Set(filter.verbs);
-  const resources = filter.resources && new Set(filter.resources);
   let total = 0;
   for (const line of body.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
+    if (!line.startsWith(`${name}{`)) continue;
     const labels = new Map(
       [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
     );
-    if (!filter.dryRun && labels.get('dry_run') !== '') continue;
-    if (verbs && !verbs.has(labels.get('verb') ?? '')) continue;
-    if (resources && !resources.has(labels.get('resource') ?? '')) continue;
-    if (filter.codes && !filter.codes.includes(labels.get('code') ?? '')) continue;
-    total += Number(line.split(' ').pop());
+    if (keep(labels)) total += Number(line.split(' ').pop());
   }
   return total;
+}
+
+/** Sum of apiserver_request_total over the verbs and resources of `filter`. */
+export function countRequests(endpoint: MetricsEndpoint, filter: RequestFilter): Promise<number> {
+  const verbs = filter.verbs && new Set(filter.verbs);
+  const resources = filter.resources && new Set(filter.resources);
+  return sumMetric(
+    endpoint,
+    'apiserver_request_total',
+    (labels) =>
+      (filter.dryRun || labels.get('dry_run') === '') &&
+      (!verbs || verbs.has(labels.get('verb') ?? '')) &&
+      (!resources || resources.has(labels.get('resource') ?? '')) &&
+      (!filter.codes || filter.codes.includes(labels.get('code') ?? '')),
+  );
+}
+
+/**
+ * Requests the admission webhook `webhook` rejected, as the API server counts them: denials, and
+ * calls that failed under failurePolicy Fail (apiserver_admission_webhook_rejection_count).
+ */
+export function countWebhookRejections(
+  endpoint: MetricsEndpoint,
+  webhook: string,
+): Promise<number> {
+  return sumMetric(
+    endpoint,
+    'apiserver_admission_webhook_rejection_count',
+    (labels) => labels.get('name') === webhook,
+  );
 }
 
 /** Deletes of `resources` the API server has served (counter survives only one server process). */
