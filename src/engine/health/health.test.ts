@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../api/object-meta.ts';
-import { healthOf, type HealthStatus } from './health.ts';
+import { healthOf, healthOfWritten, NOT_REPORTED_YET, type HealthStatus } from './health.ts';
 
 function obj(
   apiVersion: string,
@@ -209,5 +209,46 @@ describe('healthOf, stencil.dev/ready-when', () => {
   it('is Unknown when not valid CEL or not a boolean', () => {
     expect(healthOf(claim('Bound'), rendered('self.((')).status).toBe('Unknown');
     expect(healthOf(claim('Bound'), rendered('self.status.phase')).status).toBe('Unknown');
+  });
+});
+
+describe("healthOfWritten, the answer of the pass's own write", () => {
+  const readyWhen = { 'stencil.dev/ready-when': 'true' };
+  it.each<[string, KubeObject, HealthStatus, string]>([
+    ['a Deployment just created (empty status)', deployment({}), 'InProgress', NOT_REPORTED_YET],
+    [
+      'a StatefulSet just created (no status at all)',
+      obj('apps/v1', 'StatefulSet', { spec: { replicas: 1 }, generation: 1 }),
+      'InProgress',
+      NOT_REPORTED_YET,
+    ],
+    [
+      'a Deployment its controller already reported on',
+      deployment({ observedGeneration: 3, updatedReplicas: 2, availableReplicas: 2, replicas: 2 }),
+      'Current',
+      '',
+    ],
+    [
+      'a Deployment rolling out keeps the built-in message',
+      deployment({ observedGeneration: 3, updatedReplicas: 1, availableReplicas: 1, replicas: 2 }),
+      'InProgress',
+      '1 of 2 replicas updated',
+    ],
+    ['a ConfigMap (no controller reports on it)', obj('v1', 'ConfigMap'), 'Current', ''],
+    [
+      'a Deployment with ready-when (the expression decides)',
+      obj('apps/v1', 'Deployment', { spec: { replicas: 1 }, annotations: readyWhen }),
+      'Current',
+      '',
+    ],
+  ])('%s is %s', (_what, object, status, message) => {
+    const health = healthOfWritten(object);
+    expect(health.status).toBe(status);
+    expect(health.message).toContain(message);
+    if (message === '') expect(health.message).toBe('');
+  });
+
+  it('judges only the write: a later read of the same empty status is Current (no controller)', () => {
+    expect(healthOf(deployment({})).status).toBe('Current');
   });
 });

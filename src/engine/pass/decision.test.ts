@@ -525,6 +525,36 @@ describe('decide: a clean apply', () => {
     expect(c.end).toEqual({ kind: 'done' });
   });
 
+  it.each([
+    [
+      'written by this pass: waits for its controller, asks again soon',
+      true,
+      'Progressing',
+      WAIT_REQUEUE_MS,
+    ],
+    [
+      'read back unchanged: no controller reported, so Current (a bare plane converges)',
+      false,
+      'Ready',
+      undefined,
+    ],
+  ])('a Deployment with an empty status, %s', (_, wasWritten, phase, afterMs) => {
+    const fresh: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'app', namespace: 'team-a', generation: 1 },
+      status: {},
+    };
+    const c = concluded(
+      pass(instance(), template(), {
+        evaluation: evaluation({ ok: true, resources: [fresh] }),
+        applied: wasWritten ? applied([fresh]) : applied([fresh], [], 1),
+      }),
+    );
+    expect(c.status?.phase).toBe(phase);
+    expect(c.end).toEqual(afterMs === undefined ? { kind: 'done' } : { kind: 'requeue', afterMs });
+  });
+
   it.each<[string, PassTrigger | undefined, string[], number]>([
     [
       'a drift event: reverted',
