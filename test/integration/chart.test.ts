@@ -36,6 +36,7 @@ import {
   eventually,
   loopbackWebhook,
   removeWebhookConfiguration,
+  renameStrictConfiguration,
   startOperator,
   userClient,
   type RunningOperator,
@@ -136,6 +137,7 @@ describe('helm template', () => {
       'Service',
       'Service',
       'ServiceAccount',
+      'ValidatingWebhookConfiguration',
     ]);
     expect(await dryRunAll(objects)).toEqual([]);
     const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
@@ -321,15 +323,6 @@ describe('the operator under exactly the chart RBAC', () => {
   const rbacObjects: KubeObject[] = [];
   let chartConfiguration: KubeObject | undefined;
 
-  /**
-   * The chart names its configuration `stencil-strict` (in its ValidatingWebhookConfiguration and
-   * in the ClusterRole's resourceNames); renamed here so this file never meets another's.
-   */
-  function renamedWebhookConfiguration(object: KubeObject): KubeObject {
-    const text = JSON.stringify(object).replaceAll('"stencil-strict"', `"${configuration}"`);
-    return JSON.parse(text) as KubeObject;
-  }
-
   // What the ten samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
   // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
   // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
@@ -364,12 +357,15 @@ describe('the operator under exactly the chart RBAC', () => {
 
   beforeAll(async () => {
     operatorNamespace = await freshNamespace(connect(), 'stencil-rbac');
-    const objects = (
+    // The chart names its configuration `stencil-strict` (in the ValidatingWebhookConfiguration
+    // and in the ClusterRole's resourceNames); renamed so this file never meets another's.
+    const objects = renameStrictConfiguration(
       await render('rbac', operatorNamespace, {
         fullnameOverride: fullname,
         rbac: { additionalRules },
-      })
-    ).map(renamedWebhookConfiguration);
+      }),
+      configuration,
+    );
     chartConfiguration = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
     const rbacKinds = [
       'ServiceAccount',

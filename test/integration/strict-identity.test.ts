@@ -27,9 +27,11 @@ import { configMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import {
   eventually,
+  installStrictConfiguration,
   loopbackWebhook,
   rejectionOf as rejection,
   removeWebhookConfiguration,
+  renameStrictConfiguration,
   startOperator,
   userClient,
   type RunningOperator,
@@ -100,7 +102,10 @@ beforeAll(async () => {
   // Every ServiceAccount of the on-call namespace is in this group (the API server adds it).
   breakGlassGroup = `system:serviceaccounts:${oncallNamespace}`;
 
-  rbac = relocateRbac(deployRbac(), { namespace: operatorNamespace, name: `stencil-${suffix}` });
+  rbac = renameStrictConfiguration(
+    relocateRbac(deployRbac(), { namespace: operatorNamespace, name: `stencil-${suffix}` }),
+    configuration,
+  );
   const identity = await installOperatorIdentity(admin, rbac, join(scratch, 'operator.kubeconfig'));
   account = identity.account;
   connections.push(identity.connection);
@@ -125,8 +130,11 @@ beforeAll(async () => {
   running = await startOperator([ns], join(scratch, 'operator.kubeconfig'), {
     webhook: loopbackWebhook(operatorNamespace, configuration, {
       breakGlassGroups: [breakGlassGroup],
+      configurations: 'install',
     }),
   });
+  // As config/deploy installs it: the manifest owns the configuration, the operator its caBundle.
+  await installStrictConfiguration(admin.cluster, running, configuration);
 
   await people.tester.apply(
     template(ns, 'locked', {

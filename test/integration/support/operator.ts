@@ -11,6 +11,10 @@ import {
   type WebhookOptions,
 } from '../../../src/operator/stencil-operator.ts';
 import { isClusterError } from '../../../src/reconcile/cluster-port.ts';
+import {
+  WEBHOOK_CONFIGURATION_NAME,
+  webhookConfiguration,
+} from '../../../src/webhook/webhook-configuration.ts';
 
 export interface RunningOperator {
   operator: StencilOperator;
@@ -100,6 +104,31 @@ export function loopbackWebhook(
     configurationName,
     ...extra,
   };
+}
+
+/**
+ * The install's part under `--webhook-configurations=install` (ADR 0023), for an operator that
+ * runs `webhook` (configurations 'install'): the strict configuration as the chart writes it, no
+ * caBundle, named `name` and reaching the operator's loopback port; then one refresh of the
+ * operator, which sets the caBundle, so the webhook answers before this returns.
+ */
+export async function installStrictConfiguration(
+  admin: KubeCluster,
+  running: RunningOperator,
+  name: string,
+): Promise<void> {
+  const webhook = running.operator.webhook!;
+  const url = `https://127.0.0.1:${webhook.port}/validate-strict`;
+  await admin.apply(webhookConfiguration({ url }, undefined, name));
+  await webhook.refresh();
+}
+
+/** RBAC objects naming the configuration `stencil-strict` (resourceNames), renamed to `name`. */
+export function renameStrictConfiguration<T>(objects: T[], name: string): T[] {
+  const quoted = JSON.stringify(WEBHOOK_CONFIGURATION_NAME);
+  return objects.map(
+    (o) => JSON.parse(JSON.stringify(o).replaceAll(quoted, JSON.stringify(name))) as T,
+  );
 }
 
 /**
