@@ -27,6 +27,7 @@ import {
 import { ensureHelm } from '../../tools/control-plane/binaries.ts';
 import { applyManifests, readManifests, samplePhase } from '../../tools/local/apply-manifests.ts';
 import {
+  BIND_ADMIN_RULE,
   installOperatorIdentity,
   removeClusterScoped,
   selfAccess,
@@ -347,12 +348,7 @@ describe('the operator under exactly the chart RBAC', () => {
       verbs: writeVerbs,
     },
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: writeVerbs },
-    {
-      apiGroups: ['rbac.authorization.k8s.io'],
-      resources: ['clusterroles'],
-      resourceNames: ['admin'],
-      verbs: ['bind'],
-    },
+    BIND_ADMIN_RULE,
   ];
 
   beforeAll(async () => {

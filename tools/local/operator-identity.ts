@@ -52,31 +52,44 @@ export function withShardingRbac(objects: KubeObject[]): KubeObject[] {
 }
 
 /**
+ * `bind` on the ClusterRole `admin`, which the sample tenant-bootstrap's RoleBinding grants. Not in
+ * the chart's defaults: it would let every Template make anyone an admin of any namespace Stencil
+ * writes to, so a platform team adds it knowingly (docs/installation.md). Without it, Kubernetes
+ * refuses the RoleBinding as soon as the aggregated `admin` role holds rules, which
+ * kube-controller-manager fills in.
+ */
+export const BIND_ADMIN_RULE = {
+  apiGroups: ['rbac.authorization.k8s.io'],
+  resources: ['clusterroles'],
+  resourceNames: ['admin'],
+  verbs: ['bind'],
+};
+
+/** The chart's RBAC with extra ClusterRole rules, as `rbac.additionalRules` would add them. */
+export function withClusterRules(rules: object[]): (objects: KubeObject[]) => KubeObject[] {
+  return (objects) =>
+    objects.map((object) => {
+      if (object.kind !== 'ClusterRole') return object;
+      const role = structuredClone(object) as KubeObject & { rules?: object[] };
+      role.rules = [...(role.rules ?? []), ...rules];
+      return role;
+    });
+}
+
+/**
  * The RBAC of the chart with `authorizeSources: requester`: its ClusterRole also creates
  * SubjectAccessReviews (each valueFrom read is checked as the instance's requester) and sets the
  * caBundle of the requester webhook's configuration.
  */
-export function withRequesterRbac(objects: KubeObject[]): KubeObject[] {
-  return objects.map((object) => {
-    if (object.kind !== 'ClusterRole') return object;
-    const role = structuredClone(object) as KubeObject & { rules?: object[] };
-    role.rules = [
-      ...(role.rules ?? []),
-      {
-        apiGroups: ['authorization.k8s.io'],
-        resources: ['subjectaccessreviews'],
-        verbs: ['create'],
-      },
-      {
-        apiGroups: ['admissionregistration.k8s.io'],
-        resources: ['mutatingwebhookconfigurations'],
-        resourceNames: ['stencil-requester'],
-        verbs: ['get', 'patch'],
-      },
-    ];
-    return role;
-  });
-}
+export const withRequesterRbac = withClusterRules([
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  {
+    apiGroups: ['admissionregistration.k8s.io'],
+    resources: ['mutatingwebhookconfigurations'],
+    resourceNames: ['stencil-requester'],
+    verbs: ['get', 'patch'],
+  },
+]);
 
 type Binding = KubeObject & {
   roleRef?: { name: string };

@@ -23,8 +23,10 @@ import {
 } from '../../src/webhook/webhook-configuration.ts';
 import { applyManifests, readManifests, samplePhase } from './apply-manifests.ts';
 import {
+  BIND_ADMIN_RULE,
   deployRbac,
   installOperatorIdentity,
+  withClusterRules,
   withRequesterRbac,
   withShardingRbac,
 } from './operator-identity.ts';
@@ -76,6 +78,8 @@ const operatorKubeconfig = join(root, '.local', 'operator.kubeconfig');
 const identity = await installOperatorIdentity(
   admin,
   [
+    // The samples include tenant-bootstrap, whose RoleBinding grants `admin`.
+    withClusterRules([BIND_ADMIN_RULE]),
     replicaCount > 1 ? withShardingRbac : undefined,
     requesterMode ? withRequesterRbac : undefined,
   ].reduce((rbac, add) => add?.(rbac) ?? rbac, deployRbac()),
