@@ -1,7 +1,5 @@
 // Shared set-up for the benchmarks that need a cluster: a fresh control plane with the CRDs, a
 // user client, and the operator running in this process.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { KubeObject } from '../src/api/object-meta.ts';
 import { API_VERSION } from '../src/api/well-known.ts';
 import { KubeCluster } from '../src/kube/cluster.ts';
@@ -10,7 +8,7 @@ import type { KubeHttp } from '../src/kube/http.ts';
 import { createLogger } from '../src/log.ts';
 import { StencilOperator, type OperatorOptions } from '../src/operator/stencil-operator.ts';
 import { startControlPlane, type ControlPlane } from '../tools/control-plane/control-plane.ts';
-import { installCrds } from '../tools/control-plane/crds.ts';
+import { installProjectCrds } from '../tools/control-plane/crds.ts';
 
 export interface BenchCluster {
   plane: ControlPlane;
@@ -29,11 +27,7 @@ export async function benchCluster(
   { inProcessOperator = true } = {},
 ): Promise<BenchCluster> {
   const plane = await startControlPlane({ log: (line) => console.error(line) });
-  const crdDir = join(import.meta.dirname, '..', 'config', 'crd');
-  await installCrds(
-    plane,
-    readdirSync(crdDir).map((f) => join(crdDir, f)),
-  );
+  await installProjectCrds(plane);
   const userConnection = await connect(plane.userKubeconfigPath);
   const user = new KubeCluster(userConnection.http, 'bench', 'bench-user');
   const connection = await connect(plane.kubeconfigPath);

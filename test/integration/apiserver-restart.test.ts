@@ -1,11 +1,9 @@
 // The operator survives an API server restart: its watches recover (no process exit, no lost
 // work) and instances created or changed around the restart converge.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { startControlPlane, type ControlPlane } from '../../tools/control-plane/control-plane.ts';
-import { installCrds } from '../../tools/control-plane/crds.ts';
+import { installProjectCrds } from '../../tools/control-plane/crds.ts';
 import { instance, template } from './support/builders.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
 
@@ -17,11 +15,7 @@ const namespace = 'restart';
 beforeAll(async () => {
   // Its own control plane, so restarting it does not disturb other test files.
   plane = await startControlPlane({ log: () => undefined });
-  const crdDir = join(import.meta.dirname, '..', '..', 'config', 'crd');
-  await installCrds(
-    plane,
-    readdirSync(crdDir).map((f) => join(crdDir, f)),
-  );
+  await installProjectCrds(plane);
   user = (await userClient(plane.kubeconfigPath)).cluster;
   await user.apply({
     apiVersion: 'v1',

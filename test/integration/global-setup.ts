@@ -1,11 +1,9 @@
 // Starts one real control plane for the whole integration run, installs the Stencil CRDs, and
 // hands the kubeconfig to the test files (inject('kubeconfig')).
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ensureBinaries } from '../../tools/control-plane/binaries.ts';
 import { startControlPlane, type ControlPlane } from '../../tools/control-plane/control-plane.ts';
-import { installCrds } from '../../tools/control-plane/crds.ts';
+import { installProjectCrds } from '../../tools/control-plane/crds.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,13 +23,7 @@ export async function setup(project: TestProject): Promise<void> {
   // build whatever is missing here, all at once and with progress shown, not inside a test hook.
   await ensureBinaries(log, { controllers: true });
   plane = await startControlPlane({ log });
-  const crdDir = join(import.meta.dirname, '..', '..', 'config', 'crd');
-  await installCrds(
-    plane,
-    readdirSync(crdDir)
-      .filter((f) => f.endsWith('.yaml'))
-      .map((f) => join(crdDir, f)),
-  );
+  await installProjectCrds(plane);
   project.provide('kubeconfig', plane.kubeconfigPath);
   project.provide('userKubeconfig', plane.userKubeconfigPath);
   project.provide('ordinaryKubeconfig', plane.ordinaryKubeconfigPath);

@@ -4,8 +4,6 @@
 // hand. This file starts a plane of its own: the shared one of global-setup runs no controllers.
 // Images in failing.invalid/ never start (kwok Stage pod-image-pull-failed: ImagePullBackOff).
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { Template } from '../../src/api/template.ts';
@@ -14,7 +12,7 @@ import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import type { KubeConnection } from '../../src/kube/connection.ts';
 import { startControlPlane, type ControlPlane } from '../../tools/control-plane/control-plane.ts';
-import { installCrds } from '../../tools/control-plane/crds.ts';
+import { installProjectCrds } from '../../tools/control-plane/crds.ts';
 import { fromSecret, instance, secret, template } from './support/builders.ts';
 import { conditionOf, instanceStatus } from './support/instances.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
@@ -75,13 +73,7 @@ async function namespace(prefix: string, labels: Record<string, string> = {}): P
 
 beforeAll(async () => {
   plane = await startControlPlane({ controllers: true, log: () => undefined });
-  const crdDir = join(import.meta.dirname, '..', '..', 'config', 'crd');
-  await installCrds(
-    plane,
-    readdirSync(crdDir)
-      .filter((f) => f.endsWith('.yaml'))
-      .map((f) => join(crdDir, f)),
-  );
+  await installProjectCrds(plane);
   ({ cluster: user, connection: userConnection } = await userClient(plane.userKubeconfigPath));
   ns.health = await namespace('health');
   ns.rotation = await namespace('rotation');

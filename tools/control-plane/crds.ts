@@ -1,8 +1,20 @@
 // Installs CRDs from YAML files with server-side apply (raw JSON, so no client serializer can
 // drop `enum`, `default` or `x-kubernetes-*`), then waits until each is Established and served.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { send, type Endpoint } from './http.ts';
+
+const PROJECT_CRDS = join(import.meta.dirname, '..', '..', 'config', 'crd');
+
+/** Stencil's own CRDs (config/crd/*.yaml), as every plane the tests, bench and playground start. */
+export async function installProjectCrds(endpoint: Endpoint): Promise<void> {
+  const files = readdirSync(PROJECT_CRDS).filter((f) => f.endsWith('.yaml'));
+  await installCrds(
+    endpoint,
+    files.map((f) => join(PROJECT_CRDS, f)),
+  );
+}
 
 interface Crd {
   metadata: { name: string };

@@ -16,7 +16,7 @@ import { connect } from '../../src/kube/connection.ts';
 import { buildIfNeeded } from '../build-if-needed.ts';
 import { ensureKubectl } from '../control-plane/binaries.ts';
 import { freePort, startControlPlane } from '../control-plane/control-plane.ts';
-import { installCrds } from '../control-plane/crds.ts';
+import { installProjectCrds } from '../control-plane/crds.ts';
 import {
   requesterWebhookConfiguration,
   webhookConfiguration,
@@ -63,11 +63,7 @@ const plane = await startControlPlane({
   log: say,
   controllers: !flags.bare,
 });
-const crdDir = join(root, 'config', 'crd');
-await installCrds(
-  plane,
-  readdirSync(crdDir).map((f) => join(crdDir, f)),
-);
+await installProjectCrds(plane);
 const admin = await connect(kubeconfig);
 const { cluster, http } = admin;
 await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'stencil-system' } });

@@ -1,14 +1,12 @@
 // A control plane of a fault scenario's own (etcd and kube-apiserver it may kill, restart or
 // throttle without disturbing other test files), with the CRDs installed, a namespace for the
 // scenario, and the user and admin clients.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { KubeCluster } from '../../../../src/kube/cluster.ts';
 import {
   startControlPlane,
   type ControlPlane,
 } from '../../../../tools/control-plane/control-plane.ts';
-import { installCrds } from '../../../../tools/control-plane/crds.ts';
+import { installProjectCrds } from '../../../../tools/control-plane/crds.ts';
 import { userClient } from '../../support/operator.ts';
 import type { MetricsEndpoint } from '../../support/apiserver-requests.ts';
 
@@ -27,13 +25,7 @@ export async function ownControlPlane(
   extraApiserverArgs?: string[],
 ): Promise<OwnPlane> {
   const plane = await startControlPlane({ log: () => undefined, extraApiserverArgs });
-  const crdDir = join(import.meta.dirname, '..', '..', '..', '..', 'config', 'crd');
-  await installCrds(
-    plane,
-    readdirSync(crdDir)
-      .filter((f) => f.endsWith('.yaml'))
-      .map((f) => join(crdDir, f)),
-  );
+  await installProjectCrds(plane);
   const user = (await userClient(plane.userKubeconfigPath)).cluster;
   const admin = (await userClient(plane.kubeconfigPath)).cluster;
   await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
