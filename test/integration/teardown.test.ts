@@ -316,25 +316,8 @@ describe('deleting what owns instances', () => {
   }, 180_000);
 
   it('a TemplateInstanceSet: the garbage collector deletes its instances, and their finalizers what they rendered', async () => {
-    const label = `stencil.dev/teardown-${suffix}`;
-    const [a, b] = [await namespace('set-a'), await namespace('set-b')];
-    for (const ns of [a, b])
-      await admin.apply({
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: ns, labels: { [label]: 'yes' } },
-      });
-    const set = instanceSet(`stamp-${suffix}`, {
-      namespaceSelector: { matchLabels: { [label]: 'yes' } },
-      instanceName: 'stamped',
-      template: { spec: { templateRef: ref('revert') } },
-      preserveOnRemoval: false,
-    });
-    await admin.apply(set);
-    await allReady(
-      [instanceId(a, 'stamped'), instanceId(b, 'stamped')],
-      'both stamped instances Ready',
-    );
+    const { namespaces, set } = await stampTwoNamespaces('stamp', false);
+    const [a, b] = namespaces;
     await admin.delete({
       apiVersion: API_VERSION,
       kind: 'TemplateInstanceSet',
@@ -347,25 +330,8 @@ describe('deleting what owns instances', () => {
   }, 180_000);
 
   it('preserveOnRemoval: a namespace that stops matching keeps its instance, which outlives the Set', async () => {
-    const label = `stencil.dev/preserve-${suffix}`;
-    const [kept, stays] = [await namespace('kept'), await namespace('stays')];
-    for (const ns of [kept, stays])
-      await admin.apply({
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: ns, labels: { [label]: 'yes' } },
-      });
-    const set = instanceSet(`preserve-${suffix}`, {
-      namespaceSelector: { matchLabels: { [label]: 'yes' } },
-      instanceName: 'stamped',
-      template: { spec: { templateRef: ref('revert') } },
-      preserveOnRemoval: true,
-    });
-    await admin.apply(set);
-    await allReady(
-      [instanceId(kept, 'stamped'), instanceId(stays, 'stamped')],
-      'both stamped instances Ready',
-    );
+    const { label, namespaces, set } = await stampTwoNamespaces('preserve', true);
+    const [kept, stays] = namespaces;
     // `kept` stops matching: its instance is released (no Set label, no ownerReference) and runs on.
     await admin.apply({
       apiVersion: 'v1',
@@ -392,6 +358,39 @@ describe('deleting what owns instances', () => {
     for (const id of rendered(kept, 'stamped')) expect(await admin.get(id)).toBeDefined();
   }, 180_000);
 });
+
+/**
+ * Two namespaces carrying a label of their own, and a TemplateInstanceSet stamping an instance
+ * `stamped` of the revert Template into both; returns once both are Ready.
+ */
+async function stampTwoNamespaces(
+  prefix: string,
+  preserveOnRemoval: boolean,
+): Promise<{ label: string; namespaces: [string, string]; set: KubeObject }> {
+  const label = `stencil.dev/${prefix}-${suffix}`;
+  const namespaces: [string, string] = [
+    await namespace(`${prefix}-a`),
+    await namespace(`${prefix}-b`),
+  ];
+  for (const ns of namespaces)
+    await admin.apply({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: ns, labels: { [label]: 'yes' } },
+    });
+  const set = instanceSet(`${prefix}-${suffix}`, {
+    namespaceSelector: { matchLabels: { [label]: 'yes' } },
+    instanceName: 'stamped',
+    template: { spec: { templateRef: ref('revert') } },
+    preserveOnRemoval,
+  });
+  await admin.apply(set);
+  await allReady(
+    namespaces.map((ns) => instanceId(ns, 'stamped')),
+    'both stamped instances Ready',
+  );
+  return { label, namespaces, set };
+}
 
 const CONFIGURATION_ID: Id = {
   apiVersion: 'admissionregistration.k8s.io/v1',
