@@ -42,6 +42,12 @@ export const ANNOTATION_RESTART_ON_CHANGE = `${GROUP}/restart-on-change`;
 export const ANNOTATION_RESTART_ON_CHANGE_OBJECTS = `${GROUP}/restart-on-change-objects`;
 /** Stamped on the pod template: keyed hash of what restart-on-change names. */
 export const ANNOTATION_SOURCES_HASH = `${GROUP}/sources-hash`;
+/**
+ * On every applied object: the hash of what Stencil last applied to it. A replica that has no
+ * record of its own (a restart, a new leader or shard owner) trusts an object that carries the
+ * hash of what it would apply and still holds every field of it: no dry run, no write.
+ */
+export const ANNOTATION_APPLIED_HASH = `${GROUP}/applied-hash`;
 /** On a TemplateInstance: RFC 3339 time at which it is deleted with what it owns. */
 export const ANNOTATION_EXPIRES_AT = `${GROUP}/expires-at`;
 /**
@@ -74,3 +80,19 @@ export const LABEL_INSTANCE_SET = `${GROUP}/instance-set`;
 export const INSTANCE_SET_FIELD_MANAGER = 'stencil-instance-set';
 /** Namespace label/annotation prefix: `parameters.stencil.dev/<parameter>: <value>`. */
 export const PARAMETER_OVERRIDE_PREFIX = `parameters.${GROUP}/`;
+
+// ApplySet (KEP-3659, kubectl's `--applyset`): the instance is the parent of what it renders.
+/** On the parent (a TemplateInstance): its ApplySet id, `applyset-<hash>-v1`. */
+export const LABEL_APPLYSET_ID = 'applyset.kubernetes.io/id';
+/** On every rendered object: the id of the instance's ApplySet. */
+export const LABEL_APPLYSET_PART_OF = 'applyset.kubernetes.io/part-of';
+/** On the TemplateInstance CRD: its objects may be ApplySet parents. */
+export const LABEL_APPLYSET_PARENT_TYPE = 'applyset.kubernetes.io/is-parent-type';
+/** On the parent: the tool that manages the set (other tools refuse to prune it). */
+export const ANNOTATION_APPLYSET_TOOLING = 'applyset.kubernetes.io/tooling';
+/** On the parent: every group-kind the set may hold (`Kind.group`, `Kind` for the core group). */
+export const ANNOTATION_APPLYSET_GROUP_KINDS = 'applyset.kubernetes.io/contains-group-kinds';
+/** On the parent: namespaces other than its own that the set's objects live in. */
+export const ANNOTATION_APPLYSET_NAMESPACES = 'applyset.kubernetes.io/additional-namespaces';
+/** `<tool>/<semver>`, the value of the tooling annotation. */
+export const APPLYSET_TOOLING = 'stencil/v1';

@@ -16,6 +16,7 @@ import {
   type DeleteOutcome,
   type DeletePreconditions,
   type EventRecord,
+  type MetadataPatch,
   type ObjectId,
 } from '../reconcile/cluster-port.ts';
 import { Discovery, resourcePath } from './discovery.ts';
@@ -102,6 +103,10 @@ export class KubeCluster implements ClusterPort {
 
   async scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
     return (await this.discovery.resourceFor(apiVersion, kind))?.scope;
+  }
+
+  servedVersion(group: string, kind: string): Promise<string | undefined> {
+    return this.discovery.servedVersion(group, kind);
   }
 
   private async path(id: {
@@ -245,26 +250,29 @@ export class KubeCluster implements ClusterPort {
   }
 
   async removeAnnotation(object: ObjectHead, key: string): Promise<KubeObject> {
-    const path = await this.objectPath(object);
-    this.admitWrite('annotation update');
-    return this.http.request<KubeObject>({
-      method: 'PATCH',
-      path,
-      body: {
-        metadata: { resourceVersion: requiredVersion(object), annotations: { [key]: null } },
-      },
-      contentType: 'application/merge-patch+json',
-      signal: this.signal,
-    });
+    return this.mergeMetadata(object, { annotations: { [key]: null } }, 'annotation update');
   }
 
   async setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject> {
+    return this.mergeMetadata(object, { finalizers }, 'finalizer update');
+  }
+
+  async patchMetadata(object: ObjectHead, patch: MetadataPatch): Promise<KubeObject> {
+    return this.mergeMetadata(object, patch, 'metadata update');
+  }
+
+  /** One merge patch of metadata, conditional on the resourceVersion `object` was read at. */
+  private async mergeMetadata(
+    object: ObjectHead,
+    fields: MetadataPatch,
+    what: string,
+  ): Promise<KubeObject> {
     const path = await this.objectPath(object);
-    this.admitWrite('finalizer update');
+    this.admitWrite(what);
     return this.http.request<KubeObject>({
       method: 'PATCH',
       path,
-      body: { metadata: { resourceVersion: requiredVersion(object), finalizers } },
+      body: { metadata: { resourceVersion: requiredVersion(object), ...fields } },
       contentType: 'application/merge-patch+json',
       signal: this.signal,
     });

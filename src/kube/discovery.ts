@@ -15,6 +15,11 @@ interface GroupVersionEntry {
   kinds?: Map<string, ResourceInfo>;
 }
 
+interface ApiGroup {
+  versions?: { version: string }[];
+  preferredVersion?: { version: string };
+}
+
 interface ApiResourceList {
   resources?: { name: string; kind: string; namespaced: boolean }[];
 }
@@ -35,6 +40,30 @@ export class Discovery {
     const stale = !entry || this.now() - entry.fetchedAt > this.refreshAfterMs;
     if (!entry || (!entry.kinds?.has(kind) && stale)) entry = await this.fetch(apiVersion);
     return entry.kinds?.get(kind);
+  }
+
+  /**
+   * A version the API server serves `kind` of `group` at, the group's preferred version first;
+   * undefined when none does (or the group is not served).
+   */
+  async servedVersion(group: string, kind: string): Promise<string | undefined> {
+    let versions = ['v1'];
+    if (group !== '') {
+      try {
+        const info = await this.http.request<ApiGroup>({ method: 'GET', path: `/apis/${group}` });
+        const preferred = info.preferredVersion?.version;
+        const all = (info.versions ?? []).map((v) => v.version);
+        versions = preferred ? [preferred, ...all.filter((v) => v !== preferred)] : all;
+      } catch (error) {
+        if (isClusterError(error, 'NotFound')) return undefined;
+        throw error;
+      }
+    }
+    for (const version of versions) {
+      const apiVersion = group ? `${group}/${version}` : version;
+      if (await this.resourceFor(apiVersion, kind)) return version;
+    }
+    return undefined;
   }
 
   /**

@@ -74,6 +74,13 @@ export interface AccessReview {
   reason?: string;
 }
 
+/** Metadata a patch sets: finalizers whole, labels and annotations by key (null removes). */
+export interface MetadataPatch {
+  finalizers?: string[];
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+}
+
 export interface ClusterPort {
   /** `undefined` when the kind is not served. */
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined>;
@@ -107,6 +114,16 @@ export interface ClusterPort {
   setFinalizers(object: ObjectHead, finalizers: string[]): Promise<KubeObject>;
   /** Removes one annotation, conditional on the resourceVersion of `object` like setFinalizers. */
   removeAnnotation(object: ObjectHead, key: string): Promise<KubeObject>;
+  /**
+   * Merges finalizers (replaced whole), labels and annotations (by key; null removes one) in one
+   * patch, conditional on the resourceVersion of `object` like setFinalizers.
+   */
+  patchMetadata(object: ObjectHead, patch: MetadataPatch): Promise<KubeObject>;
+  /**
+   * A version the API server serves `kind` of `group` at (the group's preferred one first), or
+   * undefined when it serves none: to list a kind recorded without its version.
+   */
+  servedVersion(group: string, kind: string): Promise<string | undefined>;
   recordEvent(event: EventRecord): Promise<void>;
   /** The username the API server knows us by (SelfSubjectReview). */
   identity(): Promise<string>;

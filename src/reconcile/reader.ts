@@ -7,6 +7,8 @@ import type { TemplateInstance } from '../api/template-instance.ts';
 export interface CacheReader {
   /** Labels of a namespace, or undefined when it is not (yet) known. */
   namespaceLabels(name: string): Record<string, string> | undefined;
+  /** One instance as the cache has it (shared: never mutate it); undefined when not seen. */
+  instance(namespace: string, name: string): TemplateInstance | undefined;
   /** Instances whose templateRef (namespace defaulted) names this Template. */
   instancesOf(templateNamespace: string, templateName: string): TemplateInstance[];
   templates(): Template[];

@@ -32,6 +32,8 @@ function recordingCluster(writes: string[]): ClusterPort {
     patchStatus: refuse('patchStatus'),
     setFinalizers: refuse('setFinalizers'),
     removeAnnotation: refuse('removeAnnotation'),
+    patchMetadata: refuse('patchMetadata'),
+    servedVersion: () => Promise.resolve('v1'),
     recordEvent: () => Promise.resolve(),
     identity: () => Promise.resolve('operator'),
     reviewAccess: refuse('reviewAccess'),
@@ -307,6 +309,7 @@ describe('the strict webhook during a progressive rollout (issue #23 defect 3)',
   };
   const cache: CacheReader = {
     namespaceLabels: () => ({}),
+    instance: () => instance as unknown as TemplateInstance,
     instancesOf: () => [instance as unknown as TemplateInstance],
     templates: () => [live],
     template: () => live,

@@ -37,6 +37,8 @@ describe('ownership stamping (SPEC §6)', () => {
         'stencil.dev/instance-name': 'shop',
         'stencil.dev/instance-namespace': 'team-a',
         'stencil.dev/sync-mode': 'revert',
+        // KEP-3659's id of the parent shop.team-a.TemplateInstance.stencil.dev (computed apart).
+        'applyset.kubernetes.io/part-of': 'applyset-UNZPALsZXkHBfcSdn6g7T6K08w3EWDIGlscAHAT8Jlo-v1',
       },
       annotations: { 'stencil.dev/instance-ref': 'team-a/shop' },
       ownerReferences: [

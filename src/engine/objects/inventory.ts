@@ -7,6 +7,7 @@ import {
   ANNOTATION_INSTANCE_REF,
   ANNOTATION_WAVE,
   API_VERSION,
+  LABEL_APPLYSET_PART_OF,
   LABEL_INSTANCE_NAME,
   LABEL_INSTANCE_NAMESPACE,
   LABEL_INSTANCE_UID,
@@ -158,6 +159,18 @@ export function labelValue(text: string): string {
   return `${text.slice(0, 54).replace(/[^A-Za-z0-9]+$/, '')}-${digest}`;
 }
 
+/**
+ * The ApplySet id of an instance: `applyset-` + base64url(sha256(name.namespace.kind.group)) +
+ * `-v1`, as the specification fixes it, so any ApplySet-aware tool finds the same parent.
+ */
+export function applySetId(owner: { name: string; namespace: string }): string {
+  const gknn = [owner.name, owner.namespace, TEMPLATE_INSTANCE_KIND, groupOf(API_VERSION)].join(
+    '.',
+  );
+  const hash = createHash('sha256').update(gknn).digest('base64url');
+  return `applyset-${hash}-v1`;
+}
+
 export function ownerReference(owner: Owner): OwnerReference {
   return {
     apiVersion: API_VERSION,
@@ -169,7 +182,8 @@ export function ownerReference(owner: Owner): OwnerReference {
 }
 
 /**
- * Returns a copy of `object` carrying Stencil's ownership labels and annotation, plus an
+ * Returns a copy of `object` carrying Stencil's ownership labels (the ApplySet's among them) and
+ * annotation, plus an
  * ownerReference to the instance when it lives in the instance's namespace (no
  * blockOwnerDeletion, so deleting an instance never waits on the garbage collector).
  */
@@ -181,6 +195,7 @@ export function stampOwnership(object: KubeObject, owner: Owner, syncMode: SyncM
     [LABEL_INSTANCE_NAME]: labelValue(owner.name),
     [LABEL_INSTANCE_NAMESPACE]: owner.namespace,
     [LABEL_SYNC_MODE]: syncMode,
+    [LABEL_APPLYSET_PART_OF]: applySetId(owner),
   };
   metadata.annotations = {
     ...(metadata.annotations ?? {}),

@@ -9,7 +9,11 @@ import {
 import type { KubeObject } from '../../api/object-meta.ts';
 import type { SyncMode, Template } from '../../api/template.ts';
 import type { TemplateInstance, TemplateInstanceStatus } from '../../api/template-instance.ts';
-import { FINALIZER_INSTANCE, LABEL_INSTANCE_UID } from '../../api/well-known.ts';
+import {
+  ANNOTATION_APPLYSET_GROUP_KINDS,
+  FINALIZER_INSTANCE,
+  LABEL_INSTANCE_UID,
+} from '../../api/well-known.ts';
 import { aTemplate, anInstance } from '../../../test/support/builders.ts';
 import { draft } from '../shared/conditions.ts';
 import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
@@ -21,6 +25,7 @@ import {
   WAIT_REQUEUE_MS,
   type Conclusion,
   type Decision,
+  type Step,
 } from './decision.ts';
 import type { ApplyReport, Observed, PassTrigger } from './observation.ts';
 
@@ -404,7 +409,34 @@ describe('decide: what to apply', () => {
     const o = live(instance({ trackedGVKs: ['apps/v1/Deployment'] }), template(), {
       evaluation: evaluation({ ok: true }),
     });
-    expect(decide(o)).toMatchObject({ trackedGVKs: ['/v1/ConfigMap', 'apps/v1/Deployment'] });
+    expect(decide(o)).toMatchObject({
+      step: 'apply',
+      record: {
+        annotations: { [ANNOTATION_APPLYSET_GROUP_KINDS]: 'ConfigMap,Deployment.apps' },
+      },
+    });
+  });
+
+  it('adds its finalizer in the same record when it has none yet', () => {
+    const o = live(instance(undefined, { finalizer: false }), template(), {
+      evaluation: evaluation({ ok: true }),
+    });
+    const step = decide(o);
+    expect(step).toMatchObject({ step: 'apply', record: { finalizers: [FINALIZER_INSTANCE] } });
+  });
+
+  it('writes nothing before applying when the instance already carries its record', () => {
+    const first = decide(
+      live(instance(), template(), { evaluation: evaluation({ ok: true }) }),
+    ) as Extract<Step, { step: 'apply' }>;
+    const recorded = instance();
+    recorded.metadata = {
+      ...recorded.metadata,
+      labels: { ...recorded.metadata.labels, ...first.record?.labels },
+      annotations: { ...recorded.metadata.annotations, ...first.record?.annotations },
+    };
+    const again = decide(live(recorded, template(), { evaluation: evaluation({ ok: true }) }));
+    expect(again).toEqual({ step: 'apply', ignoreFields: [] });
   });
 });
 

@@ -18,6 +18,7 @@ import type { ContentChoice } from '../releases/content-choice.ts';
 import { expiryOf } from '../evaluation/expiry.ts';
 import { healthOf, healthOfWritten, NOT_REPORTED_YET } from '../health/health.ts';
 import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
+import { parentRecord, recordedKinds, type ParentRecord } from '../objects/applyset.ts';
 import { describeObject, gvkKey, resourceKey, type ObjectId } from '../objects/inventory.ts';
 import { nextInstanceStatus, withReady, type StatusInput } from './instance-status.ts';
 import type { ApplyReport, DeleteReport, Observed, OwnedObjects } from './observation.ts';
@@ -41,8 +42,11 @@ export type Step =
   | { step: 'choose-content' }
   /** Resolve, render and keep the instance's watches current. */
   | { step: 'evaluate' }
-  /** Record `trackedGVKs` on the instance, then apply the rendered objects. */
-  | { step: 'apply'; trackedGVKs: string[]; ignoreFields: string[] }
+  /**
+   * Write `record` on the instance (its finalizer and ApplySet annotations) when there is one,
+   * then apply the rendered objects.
+   */
+  | { step: 'apply'; record?: ParentRecord; ignoreFields: string[] }
   /** Find what the instance owns: by label across `gvks`, plus the `known` entries. */
   | { step: 'list-owned'; gvks: string[]; known: RenderedResourceRef[] }
   /** Delete these, in reverse install order. */
@@ -143,7 +147,7 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
   if (!owned)
     return {
       step: 'list-owned',
-      gvks: instance.status?.trackedGVKs ?? [],
+      gvks: recordedKinds(instance, instance.status?.renderedResources ?? []),
       known: instance.status?.renderedResources ?? [],
     };
   const deletion = deleteOrWait(owned.owned, deleted);
@@ -207,8 +211,10 @@ function decideLive(
   if (!evaluation) return { step: 'evaluate' };
   const pass = new LivePass(observed, instance, content, mode, evaluation);
   if (!evaluation.ok) return pass.failedEvaluation();
-  if (!observed.applied)
-    return { step: 'apply', trackedGVKs: pass.trackedGVKs, ignoreFields: pass.ignoreFields() };
+  if (!observed.applied) {
+    const record = parentRecord(instance, pass.desired);
+    return { step: 'apply', ...(record ? { record } : {}), ignoreFields: pass.ignoreFields() };
+  }
   pass.reportDefaults();
   if (!observed.applied.ok) return pass.stopped(observed.applied);
   pass.reportWrites(observed.applied);
@@ -234,7 +240,10 @@ class LivePass {
   readonly events: EventDraft[] = [];
   readonly counts: PassCounts = { ...NO_COUNTS };
   readonly desired: KubeObject[];
-  /** Kinds ever rendered: the recorded ones plus what is about to be applied. */
+  /**
+   * Kinds ever rendered, mirrored in the status (the record that counts is the ApplySet
+   * annotation, written before anything is applied).
+   */
   readonly trackedGVKs: string[];
 
   constructor(
@@ -360,7 +369,12 @@ class LivePass {
       previous.every((r) => !r.status && wanted.has(resourceKey(r)));
     if (same) return NOTHING_TO_CLEAN;
     const { owned } = this.observed;
-    if (!owned) return { step: 'list-owned', gvks: this.trackedGVKs, known: previous };
+    if (!owned)
+      return {
+        step: 'list-owned',
+        gvks: recordedKinds(this.instance, [...this.desired, ...previous]),
+        known: previous,
+      };
     this.events.push(...unlistedEvents(owned));
     const orphans = owned.owned.filter((id) => !wanted.has(resourceKey(id)));
     if (orphans.length === 0) return NOTHING_TO_CLEAN;

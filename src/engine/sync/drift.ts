@@ -170,3 +170,29 @@ export function changedManagedPath(
 ): string | undefined {
   return firstDifference(managedView(before, ignoreFields), managedView(after, ignoreFields));
 }
+
+/** Whether every field of `wanted` is in `actual` with the same value (lists: same length). */
+function covers(actual: unknown, wanted: unknown): boolean {
+  if (isMap(wanted))
+    return (
+      isMap(actual) &&
+      Object.entries(wanted).every(([key, value]) => covers(actual[key], value))
+    );
+  if (Array.isArray(wanted))
+    return (
+      Array.isArray(actual) &&
+      actual.length === wanted.length &&
+      wanted.every((value, i) => covers(actual[i], value))
+    );
+  return actual === wanted;
+}
+
+/**
+ * Whether the live object still holds every managed field of `desired` as desired: what the API
+ * server adds (defaults, status, fields of other managers) is no difference; a changed, removed or
+ * re-typed field is. A value the server normalises (`1000m` read back as `1`) counts as a
+ * difference, which only costs the dry run that settles it.
+ */
+export function coveredBy(desired: KubeObject, live: KubeObject): boolean {
+  return covers(managedView(live), managedView(desired));
+}

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectHead } from '../../api/object-meta.ts';
-import { FINALIZER_INSTANCE } from '../../api/well-known.ts';
+import {
+  ANNOTATION_APPLYSET_GROUP_KINDS,
+  FINALIZER_INSTANCE,
+  LABEL_APPLYSET_ID,
+} from '../../api/well-known.ts';
 import type { Template, TemplateRevision } from '../../api/template.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
 import type { Request } from '../../framework/reconciler.ts';
 import {
   instancesBehindRevision,
-  ownFinalizerAdded,
+  ownRecordWritten,
   specOrMetadataChanged,
   templateOfInstance,
 } from './event-routing.ts';
@@ -18,28 +22,49 @@ const head = (metadata: ObjectHead['metadata']): ObjectHead => ({
 });
 
 describe('instance events the reconciler caused itself', () => {
-  it('the update that only added our finalizer needs no second pass', () => {
-    const before = head({ finalizers: ['other'] });
-    const after = head({ finalizers: ['other', FINALIZER_INSTANCE] });
+  const RECORD = {
+    labels: { [LABEL_APPLYSET_ID]: 'applyset-x-v1' },
+    annotations: { [ANNOTATION_APPLYSET_GROUP_KINDS]: 'ConfigMap' },
+  };
+
+  it.each([
+    [
+      'our finalizer added',
+      head({ finalizers: ['other'] }),
+      head({ finalizers: ['other', FINALIZER_INSTANCE] }),
+    ],
+    [
+      'finalizer and ApplySet record in one patch',
+      head({}),
+      head({ finalizers: [FINALIZER_INSTANCE], ...RECORD }),
+    ],
+    [
+      'a kind added to the record',
+      head({ finalizers: [FINALIZER_INSTANCE], ...RECORD }),
+      head({
+        finalizers: [FINALIZER_INSTANCE],
+        ...RECORD,
+        annotations: { [ANNOTATION_APPLYSET_GROUP_KINDS]: 'ConfigMap,Deployment.apps' },
+      }),
+    ],
+  ])('%s: no second pass', (_, before, after) => {
     expect(specOrMetadataChanged(after, before)).toBe(true);
-    expect(ownFinalizerAdded(after, before)).toBe(true);
+    expect(ownRecordWritten(after, before)).toBe(true);
   });
 
-  it('anything else changed beside it still counts', () => {
-    const before = head({});
-    expect(
-      ownFinalizerAdded(head({ finalizers: [FINALIZER_INSTANCE], generation: 2 }), before),
-    ).toBe(false);
-    expect(
-      ownFinalizerAdded(head({ finalizers: [FINALIZER_INSTANCE], labels: { a: 'b' } }), before),
-    ).toBe(false);
-    expect(ownFinalizerAdded(head({ finalizers: [FINALIZER_INSTANCE, 'x'] }), before)).toBe(false);
+  it.each([
+    ['the generation moved too', head({ finalizers: [FINALIZER_INSTANCE], generation: 2 })],
+    ['a label of someone else', head({ finalizers: [FINALIZER_INSTANCE], labels: { a: 'b' } })],
+    ['a finalizer of someone else', head({ finalizers: [FINALIZER_INSTANCE, 'x'] })],
+    ['an annotation of someone else', head({ ...RECORD, annotations: { note: 'x' } })],
+  ])('anything else changed beside it still counts: %s', (_, after) => {
+    expect(ownRecordWritten(after, head({}))).toBe(false);
   });
 
-  it('our finalizer removed, or already there, is not ours to ignore', () => {
-    const withOurs = head({ finalizers: [FINALIZER_INSTANCE] });
-    expect(ownFinalizerAdded(head({ finalizers: [] }), withOurs)).toBe(false);
-    expect(ownFinalizerAdded(withOurs, withOurs)).toBe(false);
+  it('our finalizer removed, or nothing changed, is not ours to ignore', () => {
+    const withOurs = head({ finalizers: [FINALIZER_INSTANCE], ...RECORD });
+    expect(ownRecordWritten(head({ ...RECORD }), withOurs)).toBe(false);
+    expect(ownRecordWritten(withOurs, withOurs)).toBe(false);
   });
 });
 

@@ -4,7 +4,13 @@
 // instances in it. Lookups go through the cache indexes.
 import type { ObjectHead } from '../../api/object-meta.ts';
 import type { RolloutStatus, Template, TemplateRevision } from '../../api/template.ts';
-import { FINALIZER_INSTANCE } from '../../api/well-known.ts';
+import {
+  ANNOTATION_APPLYSET_GROUP_KINDS,
+  ANNOTATION_APPLYSET_NAMESPACES,
+  ANNOTATION_APPLYSET_TOOLING,
+  FINALIZER_INSTANCE,
+  LABEL_APPLYSET_ID,
+} from '../../api/well-known.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
 import { templateRefOf } from '../../engine/shared/template-ref.ts';
 import { stagePositions } from '../../engine/releases/rollout.ts';
@@ -28,21 +34,42 @@ export function specOrMetadataChanged(object: ObjectHead, old: ObjectHead | unde
   );
 }
 
+/** What a pass writes on its instance before applying (ApplySet record), label or annotation. */
+const RECORD_KEYS = [
+  LABEL_APPLYSET_ID,
+  ANNOTATION_APPLYSET_TOOLING,
+  ANNOTATION_APPLYSET_GROUP_KINDS,
+  ANNOTATION_APPLYSET_NAMESPACES,
+];
+
+function withoutRecord(object: ObjectHead): ObjectHead {
+  const strip = (map: Record<string, string> | undefined): Record<string, string> =>
+    Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => !RECORD_KEYS.includes(k)));
+  const { metadata } = object;
+  return {
+    ...object,
+    metadata: {
+      ...metadata,
+      labels: strip(metadata.labels),
+      annotations: strip(metadata.annotations),
+      finalizers: (metadata.finalizers ?? []).filter((f) => f !== FINALIZER_INSTANCE),
+    },
+  };
+}
+
 /**
- * The update that only added our finalizer: the reconcile that wrote it goes on with the result,
- * so its event needs no second pass (a removed finalizer, or anything else changed, still does).
+ * The update a pass made before applying (our finalizer added, the ApplySet record written):
+ * the pass goes on with the result, so its event needs no second pass. A removed finalizer, or
+ * anything else changed beside, still does.
  */
-export function ownFinalizerAdded(object: ObjectHead, old: ObjectHead): boolean {
-  const before = old.metadata.finalizers ?? [];
-  const after = object.metadata.finalizers ?? [];
-  if (before.includes(FINALIZER_INSTANCE) || !after.includes(FINALIZER_INSTANCE)) return false;
-  const withoutOurs = after.filter((f) => f !== FINALIZER_INSTANCE);
+export function ownRecordWritten(object: ObjectHead, old: ObjectHead): boolean {
+  const removedOurs =
+    (old.metadata.finalizers ?? []).includes(FINALIZER_INSTANCE) &&
+    !(object.metadata.finalizers ?? []).includes(FINALIZER_INSTANCE);
   return (
-    JSON.stringify(withoutOurs) === JSON.stringify(before) &&
-    !specOrMetadataChanged(object, {
-      ...old,
-      metadata: { ...old.metadata, finalizers: after },
-    })
+    !removedOurs &&
+    specOrMetadataChanged(object, old) &&
+    !specOrMetadataChanged(withoutRecord(object), withoutRecord(old))
   );
 }
 
@@ -95,7 +122,7 @@ export function templateWatches(caches: OperatorCaches): Watch[] {
 }
 
 function instanceChanged({ type, object, old }: Change<TemplateInstance>): Request[] {
-  if (type === 'DELETED' || (old && ownFinalizerAdded(object, old))) return [];
+  if (type === 'DELETED' || (old && ownRecordWritten(object, old))) return [];
   return specOrMetadataChanged(object, old) ? [requestOf(object)] : [];
 }
 

@@ -27,6 +27,11 @@ export class AppliedMemo {
     );
   }
 
+  /** Whether our applies produced the object at all (it exists, unless deleted since). */
+  has(object: KubeObject): boolean {
+    return this.entries.has(resourceKey(object));
+  }
+
   settled(object: KubeObject, hash: string, live: KubeObject | undefined): boolean {
     const entry = this.entries.get(resourceKey(object));
     return (

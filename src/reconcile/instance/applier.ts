@@ -1,12 +1,23 @@
 // Executes an apply plan (src/engine/sync/apply-plan.ts) against the cluster: reads the live
-// objects, refuses to take over objects it does not own, then runs each step — wait for the kinds
-// it needs, dry-run its checks (the gate: one rejection and the step writes nothing), write what
-// differs from the live object. SPEC §6 steps 3–4.
+// objects it applied before, refuses to take over objects it does not own, then runs each step —
+// wait for the kinds it needs, dry-run its checks (the gate: one rejection and the step writes
+// nothing; the answer also says whether an object not read exists), write what differs from the
+// live object. SPEC §6 steps 3–4; ADR 0025 for what is read, and when nothing is sent at all.
 import type { KubeObject } from '../../api/object-meta.ts';
-import { ANNOTATION_ADOPT, LABEL_INSTANCE_UID } from '../../api/well-known.ts';
-import { planApply, stepWait, type ApplyStep } from '../../engine/sync/apply-plan.ts';
-import { carryIgnoredFields, sameManagedState } from '../../engine/sync/drift.ts';
-import { describeObject, waveOf, type Owner } from '../../engine/objects/inventory.ts';
+import {
+  ANNOTATION_ADOPT,
+  ANNOTATION_APPLIED_HASH,
+  LABEL_INSTANCE_UID,
+} from '../../api/well-known.ts';
+import {
+  planApply,
+  stepWait,
+  type ApplyPlan,
+  type ApplyStep,
+  type PlanInput,
+} from '../../engine/sync/apply-plan.ts';
+import { carryIgnoredFields, coveredBy, sameManagedState } from '../../engine/sync/drift.ts';
+import { describeObject, resourceKey, waveOf, type Owner } from '../../engine/objects/inventory.ts';
 import type { ApplyReport } from '../../engine/pass/observation.ts';
 import { AppliedMemo } from './applied-memo.ts';
 import { isClusterError, isNamespaceTerminating, type ClusterPort } from '../cluster-port.ts';
@@ -49,6 +60,11 @@ export interface ApplyRequest {
    * there), or undefined. Such an object was rendered with "" in place of the value.
    */
   waits?: readonly (string | undefined)[];
+  /**
+   * Resource keys (resourceKey) of what the instance applied before (its recorded resources):
+   * read first. Any other object is probed by its dry run instead.
+   */
+  known?: ReadonlySet<string>;
 }
 
 /** One run of a plan: the state its steps share. */
@@ -56,18 +72,24 @@ class PlanRun {
   readonly written: KubeObject[] = [];
   /** Objects a write step found as rendered (settled ones are counted by the caller). */
   same = 0;
+  readonly desired: KubeObject[];
+  readonly live: (KubeObject | undefined)[];
   readonly dryRuns: (KubeObject | undefined)[];
   readonly result: (KubeObject | undefined)[];
+  private readonly hashes: string[];
 
   constructor(
     private readonly cluster: ClusterPort,
-    readonly desired: KubeObject[],
-    readonly live: (KubeObject | undefined)[],
-    private readonly request: Pick<ApplyRequest, 'beginWrite' | 'waits' | 'memo'>,
-    private readonly hashes: string[],
+    private readonly request: ApplyRequest,
+    prepared: Prepared,
+    /** Objects not read yet: their dry run tells whether they exist. */
+    private readonly probed: ReadonlySet<number>,
   ) {
-    this.dryRuns = new Array<KubeObject | undefined>(desired.length);
-    this.result = [...live];
+    this.desired = [...prepared.desired];
+    this.hashes = [...prepared.hashes];
+    this.live = [...prepared.live];
+    this.dryRuns = new Array<KubeObject | undefined>(this.desired.length);
+    this.result = [...prepared.live];
   }
 
   private waiting(message: string): ApplyResult {
@@ -107,17 +129,7 @@ class PlanRun {
       return this.waiting(
         `waiting for kind ${missing} (installed by this Template) to be served by the API server`,
       );
-    // Dry runs change nothing, so they go out together; the first rejection in install order is
-    // the one reported.
-    const checks = await mapLimit(step.check, DRY_RUNS_IN_FLIGHT, async (i) => {
-      try {
-        this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { dryRun: true });
-        return undefined;
-      } catch (error) {
-        return this.rejection(this.desired[i]!, error, 'dry run');
-      }
-    });
-    const rejected = checks.find((c) => c !== undefined);
+    const rejected = (await this.dryRun(step.check)) ?? (await this.adoptProbed(step.check));
     if (rejected) return rejected;
     for (const i of step.write) {
       const current = this.live[i];
@@ -142,6 +154,51 @@ class PlanRun {
   }
 
   /**
+   * Dry runs change nothing, so they go out together; the first rejection in install order is
+   * the one reported.
+   */
+  private async dryRun(indexes: number[]): Promise<ApplyResult | undefined> {
+    const checks = await mapLimit(indexes, DRY_RUNS_IN_FLIGHT, async (i) => {
+      try {
+        this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { dryRun: true });
+        return undefined;
+      } catch (error) {
+        return this.rejection(this.desired[i]!, error, 'dry run');
+      }
+    });
+    return checks.find((c) => c !== undefined);
+  }
+
+  /**
+   * Objects that were not read: a dry-run answer with a resourceVersion means the object exists.
+   * Its labels in that answer are already ours (the dry run applied them), so it is read for the
+   * adoption check; one that may be adopted is checked again as it would be applied over what
+   * is live (ignored fields carried).
+   */
+  private async adoptProbed(indexes: number[]): Promise<ApplyResult | undefined> {
+    const existing = indexes.filter(
+      (i) => this.probed.has(i) && this.dryRuns[i]?.metadata.resourceVersion,
+    );
+    if (existing.length === 0) return undefined;
+    const failed = await readLive(this.cluster, this.request.rendered, existing, this.live);
+    if (failed) return failed;
+    for (const i of existing) {
+      const live = this.live[i];
+      const refusal = live && adoptionRefusal(live, this.request.owner);
+      if (refusal) return { ok: false, message: refusal, retry: true };
+      this.result[i] = live;
+      const { desired, hash } = desiredOf(
+        this.request.rendered[i]!,
+        live,
+        this.request.ignoreFields ?? [],
+      );
+      this.desired[i] = desired;
+      this.hashes[i] = hash;
+    }
+    return this.dryRun(existing);
+  }
+
+  /**
    * The first kind not served yet, asked once: a pass never waits holding its worker; the
    * caller ends it as Waiting and the queue brings it back (requeueAfter).
    */
@@ -153,16 +210,19 @@ class PlanRun {
   }
 }
 
-/** Remembers what the run wrote or found unchanged (see AppliedMemo). */
-function recordWritten(
+/** Remembers what the run wrote, or found settled by its annotation (see AppliedMemo). */
+function recordSettled(
   memo: AppliedMemo | undefined,
   steps: ApplyStep[],
   run: PlanRun,
-  hashes: string[],
+  prepared: Prepared,
 ): void {
   if (!memo) return;
   for (const i of new Set(steps.flatMap((s) => s.write)))
-    if (run.result[i]) memo.record(run.desired[i]!, hashes[i]!, run.result[i]);
+    if (run.result[i]) memo.record(run.desired[i]!, prepared.hashes[i]!, run.result[i]);
+  for (const [i, input] of prepared.inputs.entries())
+    if (input.settled && prepared.live[i])
+      memo.record(prepared.desired[i]!, prepared.hashes[i]!, prepared.live[i]);
 }
 
 /** The live object; none when its kind is not served yet (a CRD this render installs). */
@@ -179,47 +239,149 @@ async function liveObject(
 }
 
 /**
+ * Reads the live objects at `indexes` into `live`; a read the API server refuses (Forbidden: the
+ * operator lacks a right) is reported like a refused write, so the status says which right.
+ */
+async function readLive(
+  cluster: ClusterPort,
+  rendered: KubeObject[],
+  indexes: number[],
+  live: (KubeObject | undefined)[],
+): Promise<ApplyResult | undefined> {
+  const reads = await mapLimit(indexes, DRY_RUNS_IN_FLIGHT, async (i) => {
+    try {
+      live[i] = await liveObject(cluster, rendered[i]!);
+      return undefined;
+    } catch (error) {
+      return rejection(rendered[i]!, error, 'read');
+    }
+  });
+  return reads.find((r) => r !== undefined);
+}
+
+/** What is applied, with the hash it carries (computed before the hash is added). */
+function desiredOf(
+  rendered: KubeObject,
+  live: KubeObject | undefined,
+  ignoreFields: string[],
+): { desired: KubeObject; hash: string } {
+  // Ignored paths keep their live value in what is applied (SPEC §7).
+  const carried = carryIgnoredFields(rendered, live, ignoreFields);
+  const hash = AppliedMemo.hash(carried);
+  const metadata = {
+    ...carried.metadata,
+    annotations: { ...carried.metadata.annotations, [ANNOTATION_APPLIED_HASH]: hash },
+  };
+  return { desired: { ...carried, metadata }, hash };
+}
+
+/**
+ * Whether an object needs no work: our record says the live object is what our last apply left
+ * (same content, same resourceVersion); or, without a record of ours (a restart, a new leader),
+ * the live object carries the hash of exactly this content and still holds all of it.
+ */
+function isSettled(
+  memo: AppliedMemo | undefined,
+  desired: KubeObject,
+  hash: string,
+  live: KubeObject | undefined,
+): boolean {
+  if (!live) return false;
+  if (memo?.settled(desired, hash, live)) return true;
+  return live.metadata.annotations?.[ANNOTATION_APPLIED_HASH] === hash && coveredBy(desired, live);
+}
+
+/** Everything planned from what is known of the live objects so far. */
+interface Prepared {
+  live: (KubeObject | undefined)[];
+  desired: KubeObject[];
+  hashes: string[];
+  inputs: PlanInput[];
+  plan: ApplyPlan;
+}
+
+function prepare(request: ApplyRequest, live: (KubeObject | undefined)[]): Prepared {
+  const { rendered, ignoreFields = [], memo } = request;
+  const built = rendered.map((o, i) => desiredOf(o, live[i], ignoreFields));
+  const desired = built.map((b) => b.desired);
+  const hashes = built.map((b) => b.hash);
+  const inputs = desired.map((object, i) => ({
+    object,
+    exists: live[i] !== undefined,
+    settled: isSettled(memo, object, hashes[i]!, live[i]),
+    wave: waveOf(object),
+  }));
+  return { live, desired, hashes, inputs, plan: planApply(inputs) };
+}
+
+/**
+ * Reads what must be read before anything is checked, and plans: the objects the instance applied
+ * before, Namespaces, and whatever a later step checks; the adoption check of all that was read.
+ * The rest (`probed`) is checked by its dry run in the first step.
+ */
+async function readAndPlan(
+  cluster: ClusterPort,
+  request: ApplyRequest,
+): Promise<ApplyResult | { prepared: Prepared; probed: Set<number> }> {
+  const { owner, rendered, memo, known } = request;
+  const isKnown = (o: KubeObject): boolean =>
+    known?.has(resourceKey(o)) === true || memo?.has(o) === true;
+  // Namespaces are always read: whether one exists decides the steps (planApply).
+  const probed = new Set(
+    rendered.flatMap((o, i) =>
+      isKnown(o) || (o.apiVersion === 'v1' && o.kind === 'Namespace') ? [] : [i],
+    ),
+  );
+  const live = new Array<KubeObject | undefined>(rendered.length);
+  const all = rendered.map((_, i) => i);
+  const failed = await readLive(
+    cluster,
+    rendered,
+    all.filter((i) => !probed.has(i)),
+    live,
+  );
+  if (failed) return failed;
+  let prepared = prepare(request, live);
+  const first = new Set(prepared.plan.steps[0]?.check ?? []);
+  const late = [...probed].filter((i) => !first.has(i));
+  if (late.length > 0) {
+    // Checked after an earlier step writes: read now, so adoption is settled before any write.
+    const lateFailed = await readLive(cluster, rendered, late, live);
+    if (lateFailed) return lateFailed;
+    for (const i of late) probed.delete(i);
+    prepared = prepare(request, live);
+  }
+  for (const object of live) {
+    const refusal = object && adoptionRefusal(object, owner);
+    if (refusal) return { ok: false, message: refusal, retry: true };
+  }
+  return { prepared, probed };
+}
+
+/**
  * Applies `rendered` for `owner`: nothing is written unless every object passes the adoption
  * check and the dry runs of its step; each object whose dry-run result differs from the live
  * object is applied. Objects that need a Namespace or a CRD of the same render are checked and
  * written in a second step, once those exist (see planApply).
+ *
+ * Objects the instance applied before are read first: most need no work at all. Any other is
+ * not read: its dry run, which the gate sends anyway, answers whether it exists (a
+ * resourceVersion), and only one that does is read for the adoption check — still before
+ * anything is written, since every such object is checked in the first step.
  */
 export async function applyResources(
   cluster: ClusterPort,
   request: ApplyRequest,
 ): Promise<ApplyResult> {
-  const { owner, rendered, ignoreFields = [], memo } = request;
-  type Read = { ok: true; live: KubeObject | undefined } | { ok: false; error: unknown };
-  const reads = await mapLimit(rendered, DRY_RUNS_IN_FLIGHT, async (object): Promise<Read> => {
-    try {
-      return { ok: true, live: await liveObject(cluster, object) };
-    } catch (error) {
-      return { ok: false, error };
-    }
-  });
-  // A read the API server refuses (Forbidden: the operator lacks a right) is reported like a
-  // refused write, so the instance's status says which right is missing.
-  for (const [i, read] of reads.entries())
-    if (!read.ok) return rejection(rendered[i]!, read.error, 'read');
-  const live = reads.map((read) => (read.ok ? read.live : undefined));
-  for (const object of live) {
-    const refusal = object && adoptionRefusal(object, owner);
-    if (refusal) return { ok: false, message: refusal, retry: true };
-  }
-  // Ignored paths keep their live value in what is applied (SPEC §7).
-  const desired = rendered.map((o, i) => carryIgnoredFields(o, live[i], ignoreFields));
-  const hashes = desired.map((o) => AppliedMemo.hash(o));
-  const inputs = desired.map((object, i) => ({
-    object,
-    exists: live[i] !== undefined,
-    settled: memo?.settled(object, hashes[i]!, live[i]) ?? false,
-    wave: waveOf(object),
-  }));
-  const plan = planApply(inputs);
-  const run = new PlanRun(cluster, desired, live, request, hashes);
+  const ready = await readAndPlan(cluster, request);
+  if ('ok' in ready) return ready;
+  const { prepared, probed } = ready;
+  const { memo } = request;
+  const run = new PlanRun(cluster, request, prepared, probed);
   // Settled objects are in no step: they count as unchanged once their wave was reached.
+  const { inputs, plan } = prepared;
   const settledBefore = (wave: number): number =>
-    inputs.filter((input) => input.settled && input.wave < wave).length;
+    inputs.filter((input) => input.settled && (input.wave ?? 0) < wave).length;
   for (const step of plan.steps) {
     const stopped = await run.step(step);
     // Nothing is remembered from a pass that stopped: an object of a step that did not run
@@ -228,7 +390,7 @@ export async function applyResources(
       return { ...stopped, unchanged: stopped.unchanged + settledBefore(step.wave ?? 0) };
     if (stopped) return stopped;
   }
-  recordWritten(memo, plan.steps, run, hashes);
+  recordSettled(memo, plan.steps, run, prepared);
   return {
     ok: true,
     written: run.written,

@@ -18,9 +18,10 @@ import {
   type InstanceEvaluation,
 } from '../../engine/evaluation/instance-evaluation.ts';
 import type { RenderRunner } from '../../engine/render/render-job.ts';
-import { gvkKey, type Owner } from '../../engine/objects/inventory.ts';
+import { gvkKey, resourceKey, type Owner } from '../../engine/objects/inventory.ts';
 import { Redactor } from '../../engine/redaction/redaction.ts';
 import { decide, type Conclusion, type Step } from '../../engine/pass/decision.ts';
+import type { ParentRecord } from '../../engine/objects/applyset.ts';
 import type { Observed } from '../../engine/pass/observation.ts';
 import {
   TerminalError,
@@ -47,7 +48,7 @@ import type {
   Trigger,
 } from '../reader.ts';
 import { deleteInReverseOrder, findOwned } from './resource-sync.ts';
-import { ensureFinalizer, removeFinalizer, writeStatusIfChanged } from '../status-writes.ts';
+import { removeFinalizer, writeStatusIfChanged } from '../status-writes.ts';
 import { templateFor } from '../template-content.ts';
 
 export { WAIT_REQUEUE_MS } from '../../engine/pass/decision.ts';
@@ -89,6 +90,8 @@ interface Pass {
 export class InstanceReconciler implements Reconciler {
   private readonly memo: AppliedMemo;
   private readonly events: EventSender;
+  /** By instance key: the resourceVersion our last write to the instance produced. */
+  private readonly written = new Map<string, string>();
 
   constructor(private readonly deps: InstanceReconcilerDeps) {
     this.events = deps.events ?? new EventSender();
@@ -107,7 +110,7 @@ export class InstanceReconciler implements Reconciler {
     const trigger = this.deps.tracker.peekTrigger(key);
     let redactor = Redactor.none;
     try {
-      const instance = await this.load(cluster, request);
+      const instance = await this.load(cluster, request, key);
       const observed: Observed = { instance, now: this.deps.now(), trigger };
       const pass: Pass = { key, cluster, observed, held: instance, trigger };
       let decision = decide(observed);
@@ -123,20 +126,37 @@ export class InstanceReconciler implements Reconciler {
     }
   }
 
-  /** The instance, with our finalizer (added now if missing, unless it is being deleted). */
+  /**
+   * The instance as the informer cache holds it, copied (a pass must not change what the cache
+   * shares). Read from the API server instead when the cache has not seen it, or lags a write
+   * of our own (it still shows an older version than the one our last write produced).
+   */
   private async load(
     cluster: ClusterPort,
     request: Request,
+    key: string,
   ): Promise<TemplateInstance | undefined> {
-    const instance = (await cluster.get({
+    const cached = this.deps.cache.instance(request.namespace, request.name);
+    const ours = this.written.get(key);
+    this.written.delete(key);
+    if (cached && (ours === undefined || cached.metadata.resourceVersion === ours))
+      return structuredClone(cached);
+    return (await cluster.get({
       apiVersion: API_VERSION,
       kind: TEMPLATE_INSTANCE_KIND,
       ...request,
     })) as TemplateInstance | undefined;
-    if (!instance || instance.metadata.deletionTimestamp) return instance;
-    // The pass goes on with the instance the patch returned; the update event of this write is
-    // recognised as ours and brings nothing back (ownFinalizerAdded in event-routing).
-    return ensureFinalizer(cluster, instance, FINALIZER_INSTANCE);
+  }
+
+  /** The instance as one of our writes left it: what the pass goes on with, and load's guard. */
+  private wrote(pass: Pass, result: KubeObject | undefined): void {
+    if (!result) return;
+    pass.held = result as unknown as TemplateInstance;
+    const version = result.metadata.resourceVersion;
+    if (version) this.written.set(pass.key, version);
+    // Only keys written since their last pass are held; a resync of every instance loads (and
+    // clears) them all, so the map stays as small as the number of recent writes.
+    if (this.written.size > 100_000) this.written.clear();
   }
 
   /** Gathers or does what the decision asks, adding the outcome to the observation. */
@@ -155,7 +175,7 @@ export class InstanceReconciler implements Reconciler {
         observed.evaluation = await this.evaluate(pass, instance);
         return;
       case 'apply':
-        observed.applied = await this.apply(pass, step.trackedGVKs, step.ignoreFields);
+        observed.applied = await this.apply(pass, step.record, step.ignoreFields);
         return;
       case 'list-owned':
         observed.owned = await findOwned(cluster, ownerOf(instance).uid, step.gvks, step.known);
@@ -198,26 +218,26 @@ export class InstanceReconciler implements Reconciler {
     return evaluation;
   }
 
-  /** Records every kind about to be applied before anything is applied, so nothing can leak. */
+  /**
+   * Writes the instance's record (finalizer, ApplySet kinds and namespaces) before anything is
+   * applied, in one patch, so nothing can be applied that deletion would not find.
+   */
   private async apply(
     pass: Pass,
-    trackedGVKs: string[],
+    record: ParentRecord | undefined,
     ignoreFields: string[],
   ): Promise<Observed['applied']> {
     const instance = pass.held!;
-    const recorded = [...(instance.status?.trackedGVKs ?? [])].sort();
-    if (trackedGVKs.join() !== recorded.join())
-      pass.held = (await pass.cluster.patchStatus(instance, {
-        trackedGVKs,
-      })) as unknown as TemplateInstance;
+    if (record) this.wrote(pass, await pass.cluster.patchMetadata(instance, record));
     const evaluation = pass.observed.evaluation!;
     return applyResources(pass.cluster, {
-      owner: ownerOf(instance),
+      owner: ownerOf(pass.held!),
       rendered: evaluation.resources,
       ignoreFields,
       memo: this.memo,
       beginWrite: (object) => this.deps.tracker.beginWrite(object),
       waits: evaluation.waits,
+      known: new Set((instance.status?.renderedResources ?? []).map((r) => resourceKey(r))),
     });
   }
 
@@ -255,16 +275,20 @@ export class InstanceReconciler implements Reconciler {
 
   /** Acts on how the pass ends: status, Events, counts, watches, finalizer, Result. */
   private async conclude(pass: Pass, conclusion: Conclusion): Promise<Result> {
-    const { cluster, held, key } = pass;
-    if (held && conclusion.status) await writeStatusIfChanged(cluster, held, conclusion.status);
+    const { cluster, key } = pass;
+    if (pass.held && conclusion.status)
+      this.wrote(pass, await writeStatusIfChanged(cluster, pass.held, conclusion.status));
+    const { held } = pass;
     const redactor = pass.observed.evaluation?.redactor ?? Redactor.none;
     if (held)
       for (const event of conclusion.events) this.recordEvent(cluster, redactor, held, event);
     this.count(conclusion.counts);
     if (conclusion.wroteForTrigger) this.deps.tracker.applied(key, pass.trigger);
     if (conclusion.releaseWatches) this.deps.tracker.release(key);
-    if (conclusion.removeFinalizer && held)
+    if (conclusion.removeFinalizer && held) {
       await removeFinalizer(cluster, held, FINALIZER_INSTANCE);
+      this.written.delete(key);
+    }
     if (conclusion.triggerHandled) this.deps.tracker.clearTrigger(key, pass.trigger);
     return resultOf(conclusion.end);
   }

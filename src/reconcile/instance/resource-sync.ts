@@ -44,6 +44,21 @@ export async function mapLimit<T, R>(
 }
 
 /**
+ * A kind recorded without its version (`group//Kind`, from the ApplySet's group-kinds) at a
+ * version the API server serves; undefined when it serves none (nothing of it can exist).
+ */
+async function servedKind(
+  cluster: ClusterPort,
+  key: string,
+): Promise<{ apiVersion: string; kind: string } | undefined> {
+  const [group, version, kind] = key.split('/');
+  if (version !== '' || !kind || group === undefined) return undefined;
+  const served = await cluster.servedVersion(group, kind);
+  if (!served) return undefined;
+  return { apiVersion: group ? `${group}/${served}` : served, kind };
+}
+
+/**
  * Everything the instance owns: by label across `gvks`, plus the recorded `known` entries. A
  * kind the operator may not list is skipped when nothing of it is recorded (an apply the same
  * missing right refused), so a missing permission never holds a deletion forever; recorded
@@ -59,7 +74,7 @@ export async function findOwned(
   const owned = new Map<string, ObjectId>();
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
   for (const key of gvks) {
-    const gvk = parseGvkKey(key);
+    const gvk = parseGvkKey(key) ?? (await servedKind(cluster, key));
     if (gvk) kinds.set(`${gvk.apiVersion}/${gvk.kind}`, gvk);
   }
   for (const ref of known)
