@@ -13,6 +13,7 @@ import type { KubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
 import { AppliedMemo } from '../reconcile/instance/applied-memo.ts';
+import { SourceValues } from '../reconcile/instance/source-values.ts';
 import { InstanceReconciler } from '../reconcile/instance/instance-reconciler.ts';
 import { InstanceSetReconciler } from '../reconcile/instance-set-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
@@ -88,6 +89,8 @@ export class StencilOperator {
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
   private readonly caches = new OperatorCaches();
+  /** Source values kept between passes (ADR 0025); never a Secret's. */
+  readonly sourceValues = new SourceValues();
   private readonly events = new EventSender(1_000, () =>
     this.options.log.warn('too many Events waiting to be sent; one was dropped'),
   );
@@ -138,6 +141,10 @@ export class StencilOperator {
         events: this.events,
         renderer: this.renders.render,
         authorizeSources: options.authorizeSources,
+        sourceCache: {
+          values: this.sourceValues,
+          watched: (ref) => this.dependencies.registry.watchedSource(ref),
+        },
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),

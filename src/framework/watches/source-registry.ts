@@ -72,6 +72,22 @@ export class SourceRegistry {
     return [...this.entries.values()].filter((e) => e.informer).map((e) => e.key);
   }
 
+  /**
+   * What a synced source watch holds of one object (its metadata: uid, resourceVersion), or
+   * undefined when no synced watch covers its kind and namespace, or the watch has not seen it.
+   */
+  watchedSource(ref: {
+    apiVersion: string;
+    kind: string;
+    namespace?: string;
+    name: string;
+  }): KubeObject | undefined {
+    const { apiVersion, kind, namespace } = ref;
+    const entry = this.entries.get(watchKeyId({ type: 'source', apiVersion, kind, namespace }));
+    if (!entry?.informer?.hasSynced()) return undefined;
+    return entry.informer.get(namespace ?? '', ref.name);
+  }
+
   /** Whether `dependent` depends on anything now. */
   tracks(dependent: string): boolean {
     return this.byDependent.has(dependent);

@@ -14,6 +14,7 @@ import { describeRef } from '../../engine/sources/source-port.ts';
 import { isClusterError, type ClusterErrorKind, type ClusterPort } from '../cluster-port.ts';
 import type { SourceAccess } from '../reader.ts';
 import type { SourceAuthorizer } from './requester-authorization.ts';
+import { keepable, type SourceValues, type WatchedSource } from './source-values.ts';
 
 const FAILURES: Partial<Record<ClusterErrorKind, ReadFailure>> = {
   NotFound: 'NotFound',
@@ -40,14 +41,26 @@ function versionsOf(objects: KubeObject[]): Record<string, string> {
   );
 }
 
+/** Values kept between passes, and what the source watches know (see SourceValues). */
+export interface SourceCache {
+  values: SourceValues;
+  watched: WatchedSource;
+}
+
 export class ClusterSource implements SourcePort {
   /** Every read this resolution performed, for the watch registry. */
   readonly reads: SourceAccess[] = [];
+  /** Reads of this pass by object: two parameters naming one Secret share one read. */
+  private readonly inPass = new Map<string, Promise<KubeObject | undefined>>();
 
-  /** `authorize`: under --authorize-sources=requester, the requester check of this pass (ADR 0020). */
+  /**
+   * `authorize`: under --authorize-sources=requester, the requester check of this pass (ADR 0020).
+   * `cache`: values kept between passes for kinds other than Secret.
+   */
   constructor(
     private readonly cluster: ClusterPort,
     readonly authorize?: SourceAuthorizer,
+    private readonly cache?: SourceCache,
   ) {}
 
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
@@ -63,13 +76,33 @@ export class ClusterSource implements SourcePort {
     };
     this.reads.push(read);
     try {
-      const object = await this.cluster.get(ref);
+      const object = await this.fetch(ref);
       read.observed = versionsOf(object ? [object] : []);
       if (object) return { ok: true, value: object };
       return { ok: false, failure: 'NotFound', message: `${describeRef(ref)} not found` };
     } catch (error) {
       return failed(error, describeRef(ref));
     }
+  }
+
+  private fetch(ref: ObjectRef): Promise<KubeObject | undefined> {
+    const key = JSON.stringify([ref.apiVersion, ref.kind, ref.namespace ?? '', ref.name]);
+    let pending = this.inPass.get(key);
+    if (!pending) {
+      pending = this.fetchOnce(ref);
+      this.inPass.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async fetchOnce(ref: ObjectRef): Promise<KubeObject | undefined> {
+    const cache = this.cache && keepable(ref.apiVersion, ref.kind) ? this.cache : undefined;
+    const seen = cache?.watched(ref)?.metadata;
+    if (cache && seen?.uid && seen.resourceVersion)
+      return cache.values.load(seen.uid, seen.resourceVersion, () => this.cluster.get(ref));
+    const object = await this.cluster.get(ref);
+    if (object && cache) cache.values.put(object);
+    return object;
   }
 
   async list(ref: ListRef): Promise<SourceRead<ObjectList>> {

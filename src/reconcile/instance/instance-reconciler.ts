@@ -37,7 +37,7 @@ import {
   type ClusterPort,
   type ObjectId,
 } from '../cluster-port.ts';
-import { ClusterSource } from './cluster-source.ts';
+import { ClusterSource, type SourceCache } from './cluster-source.ts';
 import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
 import { EventSender } from './event-sender.ts';
 import type {
@@ -64,6 +64,8 @@ export interface InstanceReconcilerDeps {
   renderer?: RenderRunner;
   /** Whose rights a valueFrom read needs besides the operator's (ADR 0020); default operator. */
   authorizeSources?: AuthorizeSources;
+  /** Source values kept between passes (never a Secret's); none kept when not given. */
+  sourceCache?: SourceCache;
   /** What our applies produced, shared with the drift watches; one of its own when not given. */
   applied?: AppliedMemo;
   now: () => Date;
@@ -195,6 +197,7 @@ export class InstanceReconciler implements Reconciler {
       this.deps.authorizeSources === 'requester'
         ? requesterAuthorizer(cluster, instance)
         : undefined,
+      this.deps.sourceCache,
     );
     const namespace = instance.metadata.namespace ?? '';
     const evaluation = await evaluateInstance({
