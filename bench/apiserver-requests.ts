@@ -3,8 +3,11 @@
 import { send, type Endpoint } from '../tools/control-plane/http.ts';
 import { samples } from './prometheus-text.ts';
 
-/** The resources the operator reads and writes in this workload; the rest is the server's own. */
-const OPERATOR_RESOURCES = new Set([
+/**
+ * The resources Stencil reads and writes in this workload; the rest is the server's own. A peer
+ * operator (bench/kro-peer.ts) passes its own set to requestCounts.
+ */
+export const OPERATOR_RESOURCES: ReadonlySet<string> = new Set([
   'templateinstances',
   'templates',
   'configmaps',
@@ -17,13 +20,16 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE']);
 /** Counter value by `verb resource/subresource dryRun`. */
 export type RequestCounts = Map<string, number>;
 
-export async function requestCounts(server: Endpoint): Promise<RequestCounts> {
+export async function requestCounts(
+  server: Endpoint,
+  resources: ReadonlySet<string> = OPERATOR_RESOURCES,
+): Promise<RequestCounts> {
   const response = await send(server, 'GET', '/metrics');
   if (response.status !== 200) throw new Error(`API server /metrics: HTTP ${response.status}`);
   const counts: RequestCounts = new Map();
   for (const s of samples(response.body, 'apiserver_request_total')) {
     const resource = s.labels.get('resource') ?? '';
-    if (!OPERATOR_RESOURCES.has(resource)) continue;
+    if (!resources.has(resource)) continue;
     const subresource = s.labels.get('subresource') ? `/${s.labels.get('subresource')}` : '';
     const dryRun = s.labels.get('dry_run') ? ' dry-run' : '';
     const key = `${s.labels.get('verb') ?? ''} ${resource}${subresource}${dryRun}`;

@@ -2,9 +2,11 @@
 // control plane, the built operator as its own process, every row; then the sharding row of issue
 // #15: for each replica count (--replicas 1,2,3) a fresh control plane and that many
 // `--shards auto` processes converging --shard-instances (3,000). `--sizes ''` or `--replicas ''`
-// leaves a part out. Prints the tables and rewrites the ones in docs/benchmarks.md (unless
-// --no-docs). --json PATH keeps the raw results; --report-only a.json,b.json rebuilds the tables
-// from kept results (parts measured apart).
+// leaves a part out. Last, the kro peer row of issue #25 (--peer kro, the default; --peer ''
+// leaves it out): kro at --peer-sizes (default: the --sizes up to 1,000), each on a fresh plane.
+// Prints the tables and rewrites the ones in docs/benchmarks.md (unless --no-docs). --json PATH
+// keeps the raw results; --report-only a.json,b.json rebuilds the tables from kept results (parts
+// measured apart).
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +15,8 @@ import { runSize, type SizeResult } from './scale-rows.ts';
 import { scaleTable, writeTable } from './scale-report.ts';
 import { SHARD_MARKERS, shardTable } from './shard-report.ts';
 import { runShards, type ShardResult } from './shard-rows.ts';
+import { runKroPeer, type KroResult } from './kro-peer.ts';
+import { KRO_MARKERS, kroTable } from './kro-report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -24,6 +28,9 @@ const { values } = parseArgs({
     /** Replica counts of the sharding row; '' leaves the row out. */
     replicas: { type: 'string', default: '1,2,3' },
     'shard-instances': { type: 'string', default: '3000' },
+    /** The peer row: 'kro' or '' (none). */
+    peer: { type: 'string', default: 'kro' },
+    'peer-sizes': { type: 'string' },
     json: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     /** Takes a CPU profile and a heap snapshot of the operator into this directory. */
@@ -37,6 +44,7 @@ interface Kept {
   results: SizeResult[];
   /** Absent in results kept before the sharding row existed. */
   shards?: ShardResult[];
+  kro?: KroResult[];
 }
 
 /** A comma-separated list of positive integers ('' is none); exits on anything else. */
@@ -52,6 +60,16 @@ function integers(flag: string, text: string): number[] {
 const sizes = integers('sizes', values.sizes);
 const replicaCounts = integers('replicas', values.replicas);
 const [shardInstances] = integers('shard-instances', values['shard-instances']);
+if (!['kro', ''].includes(values.peer)) {
+  console.error(`--peer must be kro or '', got "${values.peer}"`);
+  process.exit(2);
+}
+const peerSizes =
+  values.peer === ''
+    ? []
+    : values['peer-sizes'] !== undefined
+      ? integers('peer-sizes', values['peer-sizes'])
+      : sizes.filter((n) => n <= 1000);
 const log = (line: string): void =>
   console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -63,6 +81,7 @@ async function measure(): Promise<Kept> {
     process.once(signal, () => process.exit(130));
   const results: SizeResult[] = [];
   const shards: ShardResult[] = [];
+  const kro: KroResult[] = [];
   const began = performance.now();
   for (const size of sizes) {
     results.push(
@@ -78,7 +97,9 @@ async function measure(): Promise<Kept> {
   }
   for (const replicas of replicaCounts)
     shards.push(await runShards(replicas, shardInstances ?? 3000, { logDir, log }));
-  return { minutes: (performance.now() - began) / 60_000, results, shards };
+  for (const size of peerSizes)
+    kro.push(await runKroPeer(size, { rotations: Number(values.rotations), logDir, log }));
+  return { minutes: (performance.now() - began) / 60_000, results, shards, kro };
 }
 
 const kept: Kept = values['report-only']
@@ -89,17 +110,20 @@ const kept: Kept = values['report-only']
           minutes: all.minutes + one.minutes,
           results: [...all.results, ...one.results],
           shards: [...(all.shards ?? []), ...(one.shards ?? [])],
+          kro: [...(all.kro ?? []), ...(one.kro ?? [])],
         };
       },
-      { minutes: 0, results: [], shards: [] },
+      { minutes: 0, results: [], shards: [], kro: [] },
     )
   : await measure();
 kept.results.sort((a, b) => a.size - b.size);
 const shards = (kept.shards ?? []).sort((a, b) => a.replicas - b.replicas);
+const kroResults = (kept.kro ?? []).sort((a, b) => a.size - b.size);
 const runs = values['report-only'] ? 'separate runs, together' : 'whole run';
 const tables = [
   kept.results.length > 0 ? scaleTable(kept.results) : undefined,
   shards.length > 0 ? shardTable(shards) : undefined,
+  kroResults.length > 0 ? kroTable(kept.results, kroResults) : undefined,
 ].filter((t) => t !== undefined);
 console.log(tables.join('\n\n'));
 console.log(`\n${runs}: ${kept.minutes.toFixed(1)} min`);
@@ -124,5 +148,12 @@ if (!values['no-docs']) {
       `Measured ${date} by \`${command}\` ${took}.`,
       SHARD_MARKERS,
     );
+  }
+  if (kroResults.length > 0) {
+    const peer = kroResults.map((r) => r.size).join(',');
+    const stencil = kept.results.map((r) => r.size).join(',');
+    const command = `npm run bench -- --sizes '${stencil}' --replicas '' --peer-sizes ${peer}`;
+    const table = kroTable(kept.results, kroResults);
+    await writeTable(docs, table, `Measured ${date} by \`${command}\` ${took}.`, KRO_MARKERS);
   }
 }

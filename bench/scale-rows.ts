@@ -72,7 +72,7 @@ export interface RowOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function latencies(values: number[]): Latencies {
+export function latencies(values: number[]): Latencies {
   return {
     samples: values.length,
     p50: percentile(values, 50),
@@ -174,8 +174,14 @@ async function steadyState(
   };
 }
 
-/** The shared ConfigMap of the first namespace changes; every instance there must follow. */
-async function fanInRotation(cluster: BenchCluster, w: Workload): Promise<Latencies> {
+/**
+ * The shared ConfigMap of the first namespace changes; every instance there must follow (its
+ * rendered ConfigMap, named after the instance, shows the new value).
+ */
+export async function fanInRotation(
+  cluster: Pick<BenchCluster, 'user' | 'userHttp'>,
+  w: Workload,
+): Promise<Latencies> {
   const namespace = w.namespaces[0]!;
   const names: string[] = [];
   for (let k = 0; k < w.size; k++)
@@ -192,8 +198,8 @@ async function fanInRotation(cluster: BenchCluster, w: Workload): Promise<Latenc
 }
 
 /** One instance's Secret rotated `count` times, one after another, with all N present. */
-async function singleRotation(
-  cluster: BenchCluster,
+export async function singleRotation(
+  cluster: Pick<BenchCluster, 'user' | 'userHttp'>,
   w: Workload,
   count: number,
 ): Promise<Latencies> {

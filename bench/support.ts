@@ -24,10 +24,17 @@ export interface BenchCluster {
 
 export async function benchCluster(
   options: Partial<OperatorOptions> = {},
-  { inProcessOperator = true } = {},
+  {
+    inProcessOperator = true,
+    installCrds = installProjectCrds,
+  }: {
+    inProcessOperator?: boolean;
+    /** Stencil's CRDs unless told (the kro peer row installs kro's). */
+    installCrds?: (plane: ControlPlane) => Promise<void>;
+  } = {},
 ): Promise<BenchCluster> {
   const plane = await startControlPlane({ log: (line) => console.error(line) });
-  await installProjectCrds(plane);
+  await installCrds(plane);
   const userConnection = await connect(plane.userKubeconfigPath);
   const user = new KubeCluster(userConnection.http, 'bench', 'bench-user');
   const connection = await connect(plane.kubeconfigPath);

@@ -119,6 +119,11 @@ export async function prepare(user: KubeCluster, w: Workload): Promise<void> {
       },
     }),
   );
+  await prepareSources(user, w);
+}
+
+/** The namespaces, their shared ConfigMaps and one Secret per instance (any operator's). */
+export async function prepareSources(user: KubeCluster, w: Workload): Promise<void> {
   await inParallel(w.namespaces.length, CLIENT_CONCURRENCY, async (n) => {
     await user.apply(namespaceObject(w.namespaces[n]!));
     await user.apply(sharedConfigMap(w.namespaces[n]!, 'v0'));

@@ -35,6 +35,8 @@ it('runs every row of the scale benchmark at N = 20, the sharding row at 2 repli
     '--resync-period=2',
     '--replicas=2',
     '--shard-instances=20',
+    // The kro peer row (on by default) needs kro built from Go: a cold build takes minutes.
+    '--peer=',
     '--no-docs',
     `--json=${json}`,
   ]);

@@ -1,6 +1,6 @@
 // Locates or builds the Go binaries the tests and tools need: kube-apiserver, etcd (the control
 // plane), kube-controller-manager, kube-scheduler and kwok (its controllers, opt-in) and helm
-// (chart tests, `npm run generate`). Versions come from the Go tool modules under tools/; built
+// (chart tests, `npm run generate`), and kro's controller (the benchmark's peer row). Versions come from the Go tool modules under tools/; built
 // binaries live in a gitignored cache keyed by version, so a second run reuses them. Missing
 // binaries are built in parallel: the Kubernetes ones in one `go build` (they share most of their
 // packages), the other modules in go builds of their own, at most os.availableParallelism() at once.
@@ -8,7 +8,15 @@
 // kube-apiserver and etcd and skip the build (the controllers are taken from there too when it has
 // them, else built); STENCIL_HELM points at an existing helm binary.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
@@ -39,7 +47,8 @@ type BinaryName =
   | 'kube-scheduler'
   | 'kwok'
   | 'helm'
-  | 'kubectl';
+  | 'kubectl'
+  | 'kro';
 
 interface Tool {
   binary: BinaryName;
@@ -202,7 +211,25 @@ export function helmVersion(): string {
   return helmTool().version;
 }
 
-let helmPromise: Promise<string> | undefined;
+const building = new Map<BinaryName, Promise<string>>();
+
+/**
+ * The cached binary of `tool`, built on first use; one build per process however many ask at
+ * once. A failed build is not remembered, so a later call retries.
+ */
+function buildOnce(tool: Tool, log: Log): Promise<string> {
+  let promise = building.get(tool.binary);
+  if (!promise) {
+    promise = (async () => {
+      const target = cachedPath(tool);
+      if (!existsSync(target)) await buildAll([tool], log);
+      return target;
+    })();
+    building.set(tool.binary, promise);
+    promise.catch(() => building.delete(tool.binary));
+  }
+  return promise;
+}
 
 /**
  * Returns the path of a helm v3 binary: `STENCIL_HELM` if set, else the cached build of the
@@ -216,15 +243,7 @@ export function ensureHelm(log: Log = console.log): Promise<string> {
     }
     return Promise.resolve(override);
   }
-  helmPromise ??= (async () => {
-    const tool = helmTool();
-    const target = cachedPath(tool);
-    if (!existsSync(target)) await buildAll([tool], log);
-    return target;
-  })();
-  // A failed build is not cached, so a later call retries.
-  helmPromise.catch(() => (helmPromise = undefined));
-  return helmPromise;
+  return buildOnce(helmTool(), log);
 }
 
 /**
@@ -313,8 +332,6 @@ async function buildGroup(group: Tool[], log: Log): Promise<void> {
   log(`built ${label} in ${seconds}s -> ${group.map(cachedPath).join(', ')}`);
 }
 
-let kubectlPromise: Promise<string> | undefined;
-
 /**
  * Returns a kubectl matching the control plane (for `npm run local`): `STENCIL_KUBECTL` if set,
  * else built from the kube-apiserver tool module, which also pins k8s.io/kubernetes/cmd/kubectl.
@@ -322,12 +339,60 @@ let kubectlPromise: Promise<string> | undefined;
 export function ensureKubectl(log: Log = console.log): Promise<string> {
   const override = process.env.STENCIL_KUBECTL;
   if (override) return Promise.resolve(override);
-  kubectlPromise ??= (async () => {
-    const tool = kubernetesTool('kubectl');
-    const target = cachedPath(tool);
-    if (!existsSync(target)) await buildAll([tool], log);
-    return target;
-  })();
-  kubectlPromise.catch(() => (kubectlPromise = undefined));
-  return kubectlPromise;
+  return buildOnce(kubernetesTool('kubectl'), log);
+}
+
+const KRO_MODULE = 'github.com/kubernetes-sigs/kro';
+
+function kroTool(): Tool {
+  const moduleDir = join(toolsDir, 'kro');
+  return {
+    binary: 'kro',
+    moduleDir,
+    // kro's only command; its Makefile builds it as `controller` and stamps no version.
+    pkg: `${KRO_MODULE}/cmd/controller`,
+    version: requiredVersion(moduleDir, KRO_MODULE),
+    ldflags: '-s -w',
+  };
+}
+
+/** The kro version tools/kro/go.mod pins. */
+export function kroVersion(): string {
+  return kroTool().version;
+}
+
+/**
+ * Returns the path of kro's controller (the benchmark's peer row): the cached build of the version
+ * tools/kro pins, built on first use.
+ */
+export function ensureKro(log: Log = console.log): Promise<string> {
+  return buildOnce(kroTool(), log);
+}
+
+/**
+ * kro's CRDs (ResourceGraphDefinition, GraphRevision) as its module ships them in `helm/crds`:
+ * the module is downloaded into the Go module cache if it is not there yet.
+ */
+export async function kroCrdFiles(): Promise<string[]> {
+  const { moduleDir } = kroTool();
+  const child = spawn('go', ['mod', 'download', '-json', KRO_MODULE], {
+    cwd: moduleDir,
+    env: { ...process.env, GOFLAGS: '-mod=readonly' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`go mod download ${KRO_MODULE} failed (exit ${code}): ${stderr}`);
+  const dir = (JSON.parse(out) as { Dir?: string }).Dir;
+  if (!dir) throw new Error(`go mod download ${KRO_MODULE} reported no directory`);
+  const crds = join(dir, 'helm', 'crds');
+  return readdirSync(crds)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join(crds, f));
 }
