@@ -1,14 +1,23 @@
 // `npm run bench`: the scale benchmark of issue #10. For each size (--sizes 100,1000,5000) a fresh
 // control plane, the built operator as its own process, every row; then the sharding row of issue
 // #15: for each replica count (--replicas 1,2,3) a fresh control plane and that many
-// `--shards auto` processes converging --shard-instances (3,000). `--sizes ''` or `--replicas ''`
-// leaves a part out. Prints the tables and rewrites the ones in docs/benchmarks.md (unless
-// --no-docs). --json PATH keeps the raw results; --report-only a.json,b.json rebuilds the tables
-// from kept results (parts measured apart).
+// `--shards auto` processes converging --shard-instances (3,000); then the fairness row of issue
+// #25 (--fairness 1000 noisy instances; --fairness-label names its column). `--sizes ''`,
+// `--replicas ''` or `--fairness ''` leaves a part out. Prints the tables and rewrites the ones in
+// docs/benchmarks.md (unless --no-docs). --json PATH keeps the raw results; --report-only
+// a.json,b.json rebuilds the tables from kept results (parts measured apart).
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  byLabel,
+  FAIRNESS_MARKERS,
+  fairnessHeading,
+  fairnessTable,
+  keptFairness,
+} from './fairness-report.ts';
+import { runFairness, type FairnessResult } from './fairness-row.ts';
 import { runSize, type SizeResult } from './scale-rows.ts';
 import { scaleTable, writeTable } from './scale-report.ts';
 import { SHARD_MARKERS, shardTable } from './shard-report.ts';
@@ -24,6 +33,10 @@ const { values } = parseArgs({
     /** Replica counts of the sharding row; '' leaves the row out. */
     replicas: { type: 'string', default: '1,2,3' },
     'shard-instances': { type: 'string', default: '3000' },
+    /** Noisy instances of the fairness row; '' leaves the row out. */
+    fairness: { type: 'string', default: '1000' },
+    /** The fairness table's column for this run (default: the commit). */
+    'fairness-label': { type: 'string' },
     json: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     /** Takes a CPU profile and a heap snapshot of the operator into this directory. */
@@ -37,6 +50,8 @@ interface Kept {
   results: SizeResult[];
   /** Absent in results kept before the sharding row existed. */
   shards?: ShardResult[];
+  /** Absent in results kept before the fairness row existed. */
+  fairness?: FairnessResult[];
 }
 
 /** A comma-separated list of positive integers ('' is none); exits on anything else. */
@@ -52,6 +67,7 @@ function integers(flag: string, text: string): number[] {
 const sizes = integers('sizes', values.sizes);
 const replicaCounts = integers('replicas', values.replicas);
 const [shardInstances] = integers('shard-instances', values['shard-instances']);
+const [fairnessSize] = integers('fairness', values.fairness);
 const log = (line: string): void =>
   console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -78,7 +94,17 @@ async function measure(): Promise<Kept> {
   }
   for (const replicas of replicaCounts)
     shards.push(await runShards(replicas, shardInstances ?? 3000, { logDir, log }));
-  return { minutes: (performance.now() - began) / 60_000, results, shards };
+  const fairness: FairnessResult[] = [];
+  if (fairnessSize !== undefined)
+    fairness.push(
+      await runFairness(fairnessSize, {
+        label: values['fairness-label'],
+        operatorConcurrency: values.concurrency ? Number(values.concurrency) : undefined,
+        logDir,
+        log,
+      }),
+    );
+  return { minutes: (performance.now() - began) / 60_000, results, shards, fairness };
 }
 
 const kept: Kept = values['report-only']
@@ -89,17 +115,23 @@ const kept: Kept = values['report-only']
           minutes: all.minutes + one.minutes,
           results: [...all.results, ...one.results],
           shards: [...(all.shards ?? []), ...(one.shards ?? [])],
+          fairness: byLabel(all.fairness ?? [], one.fairness ?? []),
         };
       },
-      { minutes: 0, results: [], shards: [] },
+      { minutes: 0, results: [], shards: [], fairness: [] },
     )
   : await measure();
 kept.results.sort((a, b) => a.size - b.size);
 const shards = (kept.shards ?? []).sort((a, b) => a.replicas - b.replicas);
+// A run's fairness column goes beside the other labels kept in bench/results.
+const fairness = values['report-only']
+  ? (kept.fairness ?? [])
+  : byLabel(keptFairness(), kept.fairness ?? []);
 const runs = values['report-only'] ? 'separate runs, together' : 'whole run';
 const tables = [
   kept.results.length > 0 ? scaleTable(kept.results) : undefined,
   shards.length > 0 ? shardTable(shards) : undefined,
+  fairness.length > 0 ? fairnessTable(fairness) : undefined,
 ].filter((t) => t !== undefined);
 console.log(tables.join('\n\n'));
 console.log(`\n${runs}: ${kept.minutes.toFixed(1)} min`);
@@ -125,4 +157,6 @@ if (!values['no-docs']) {
       SHARD_MARKERS,
     );
   }
+  if (fairness.length > 0)
+    await writeTable(docs, fairnessTable(fairness), fairnessHeading(fairness), FAIRNESS_MARKERS);
 }
