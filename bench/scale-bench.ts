@@ -1,16 +1,25 @@
 // `npm run bench`: the scale benchmark of issue #10. For each size (--sizes 100,1000,5000) a fresh
 // control plane, the built operator as its own process, every row; then the sharding row of issue
 // #15: for each replica count (--replicas 1,2,3) a fresh control plane and that many
-// `--shards auto` processes converging --shard-instances (3,000). `--sizes ''` or `--replicas ''`
-// leaves a part out. Last, the kro peer row of issue #25 (--peer kro, the default; --peer ''
-// leaves it out): kro at --peer-sizes (default: the --sizes up to 1,000), each on a fresh plane.
-// Prints the tables and rewrites the ones in docs/benchmarks.md (unless --no-docs). --json PATH
-// keeps the raw results; --report-only a.json,b.json rebuilds the tables from kept results (parts
-// measured apart).
+// `--shards auto` processes converging --shard-instances (3,000); then the fairness row of issue
+// #25 (--fairness 1000 noisy instances; --fairness-label names its column); last, the kro peer row
+// of issue #25 (--peer kro, the default): kro at --peer-sizes (default: the --sizes up to 1,000),
+// each on a fresh plane. `--sizes ''`, `--replicas ''`, `--fairness ''` or `--peer ''` leaves a
+// part out. Prints the tables and rewrites the ones in docs/benchmarks.md (unless --no-docs).
+// --json PATH keeps the raw results; --report-only a.json,b.json rebuilds the tables from kept
+// results (parts measured apart).
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  byLabel,
+  FAIRNESS_MARKERS,
+  fairnessHeading,
+  fairnessTable,
+  keptFairness,
+} from './fairness-report.ts';
+import { runFairness, type FairnessResult } from './fairness-row.ts';
 import { runSize, type SizeResult } from './scale-rows.ts';
 import { scaleTable, writeTable } from './scale-report.ts';
 import { SHARD_MARKERS, shardTable } from './shard-report.ts';
@@ -31,6 +40,10 @@ const { values } = parseArgs({
     /** The peer row: 'kro' or '' (none). */
     peer: { type: 'string', default: 'kro' },
     'peer-sizes': { type: 'string' },
+    /** Noisy instances of the fairness row; '' leaves the row out. */
+    fairness: { type: 'string', default: '1000' },
+    /** The fairness table's column for this run (default: the commit). */
+    'fairness-label': { type: 'string' },
     json: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     /** Takes a CPU profile and a heap snapshot of the operator into this directory. */
@@ -45,6 +58,8 @@ interface Kept {
   /** Absent in results kept before the sharding row existed. */
   shards?: ShardResult[];
   kro?: KroResult[];
+  /** Absent in results kept before the fairness row existed. */
+  fairness?: FairnessResult[];
 }
 
 /** A comma-separated list of positive integers ('' is none); exits on anything else. */
@@ -70,6 +85,7 @@ const peerSizes =
     : values['peer-sizes'] !== undefined
       ? integers('peer-sizes', values['peer-sizes'])
       : sizes.filter((n) => n <= 1000);
+const [fairnessSize] = integers('fairness', values.fairness);
 const log = (line: string): void =>
   console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -97,9 +113,19 @@ async function measure(): Promise<Kept> {
   }
   for (const replicas of replicaCounts)
     shards.push(await runShards(replicas, shardInstances ?? 3000, { logDir, log }));
+  const fairness: FairnessResult[] = [];
+  if (fairnessSize !== undefined)
+    fairness.push(
+      await runFairness(fairnessSize, {
+        label: values['fairness-label'],
+        operatorConcurrency: values.concurrency ? Number(values.concurrency) : undefined,
+        logDir,
+        log,
+      }),
+    );
   for (const size of peerSizes)
     kro.push(await runKroPeer(size, { rotations: Number(values.rotations), logDir, log }));
-  return { minutes: (performance.now() - began) / 60_000, results, shards, kro };
+  return { minutes: (performance.now() - began) / 60_000, results, shards, kro, fairness };
 }
 
 const kept: Kept = values['report-only']
@@ -111,19 +137,25 @@ const kept: Kept = values['report-only']
           results: [...all.results, ...one.results],
           shards: [...(all.shards ?? []), ...(one.shards ?? [])],
           kro: [...(all.kro ?? []), ...(one.kro ?? [])],
+          fairness: byLabel(all.fairness ?? [], one.fairness ?? []),
         };
       },
-      { minutes: 0, results: [], shards: [], kro: [] },
+      { minutes: 0, results: [], shards: [], kro: [], fairness: [] },
     )
   : await measure();
 kept.results.sort((a, b) => a.size - b.size);
 const shards = (kept.shards ?? []).sort((a, b) => a.replicas - b.replicas);
 const kroResults = (kept.kro ?? []).sort((a, b) => a.size - b.size);
+// A run's fairness column goes beside the other labels kept in bench/results.
+const fairness = values['report-only']
+  ? (kept.fairness ?? [])
+  : byLabel(keptFairness(), kept.fairness ?? []);
 const runs = values['report-only'] ? 'separate runs, together' : 'whole run';
 const tables = [
   kept.results.length > 0 ? scaleTable(kept.results) : undefined,
   shards.length > 0 ? shardTable(shards) : undefined,
   kroResults.length > 0 ? kroTable(kept.results, kroResults) : undefined,
+  fairness.length > 0 ? fairnessTable(fairness) : undefined,
 ].filter((t) => t !== undefined);
 console.log(tables.join('\n\n'));
 console.log(`\n${runs}: ${kept.minutes.toFixed(1)} min`);
@@ -156,4 +188,6 @@ if (!values['no-docs']) {
     const table = kroTable(kept.results, kroResults);
     await writeTable(docs, table, `Measured ${date} by \`${command}\` ${took}.`, KRO_MARKERS);
   }
+  if (fairness.length > 0)
+    await writeTable(docs, fairnessTable(fairness), fairnessHeading(fairness), FAIRNESS_MARKERS);
 }

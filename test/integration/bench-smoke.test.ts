@@ -1,6 +1,7 @@
 // Smoke run of `npm run bench` at N = 20: the scale benchmark works end to end (its own control
-// plane, the built operator as a process, every row), and so does the sharding row with two
-// replicas over 20 instances. Figures are printed, never asserted on time.
+// plane, the built operator as a process, every row), and so do the sharding row with two
+// replicas over 20 instances and the fairness row with a wave of 20. Figures are printed, never
+// asserted on time.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { SizeResult } from '../../bench/scale-rows.ts';
 import type { ShardResult } from '../../bench/shard-rows.ts';
+import type { FairnessResult } from '../../bench/fairness-row.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -27,7 +29,7 @@ function runBench(
   });
 }
 
-it('runs every row of the scale benchmark at N = 20, the sharding row at 2 replicas, and prints the tables', async () => {
+it('runs every row of the scale benchmark at N = 20, the sharding row at 2 replicas, the fairness row at 20, and prints the tables', async () => {
   const json = join(mkdtempSync(join(tmpdir(), 'bench-smoke-')), 'results.json');
   const run = await runBench([
     '--sizes=20',
@@ -37,6 +39,8 @@ it('runs every row of the scale benchmark at N = 20, the sharding row at 2 repli
     '--shard-instances=20',
     // The kro peer row (on by default) needs kro built from Go: a cold build takes minutes.
     '--peer=',
+    '--fairness=20',
+    '--fairness-label=smoke',
     '--no-docs',
     `--json=${json}`,
   ]);
@@ -45,10 +49,13 @@ it('runs every row of the scale benchmark at N = 20, the sharding row at 2 repli
   expect(run.stdout).toContain('2. The limit');
 
   expect(run.stdout).toContain('| Replicas | Converge s');
+  // The fairness table: this run's column (beside any kept in bench/results).
+  expect(run.stdout).toMatch(/\| What \| Goal \|.*\| smoke \(/);
 
   const kept = JSON.parse(readFileSync(json, 'utf8')) as {
     results: SizeResult[];
     shards: ShardResult[];
+    fairness: FairnessResult[];
   };
   const [result] = kept.results;
   expect(result).toMatchObject({ size: 20, namespaces: 20 });
@@ -81,4 +88,12 @@ it('runs every row of the scale benchmark at N = 20, the sharding row at 2 repli
     sharded!.perReplica.map((f) => f.keys),
   );
   expect(sharded!.convergeRequests.byKey).toMatchObject({ 'APPLY secrets': 20 });
+
+  // The quiet tenant's 20 creations and 20 rotations all came through (a wave of 20 is over
+  // early, so most of them count as after the wave).
+  const [fair] = kept.fairness;
+  expect(fair).toMatchObject({ label: 'smoke', size: 20, quietNamespaces: 5 });
+  expect(fair!.ready.length).toBeGreaterThanOrEqual(20);
+  expect(fair!.rotations.length).toBeGreaterThanOrEqual(20);
+  expect(fair!.convergeSeconds).toBeGreaterThan(0);
 }, 300_000);
