@@ -89,7 +89,7 @@ export class StencilOperator {
   /** The strict-mode webhook, when configured. */
   webhook: StrictWebhook | undefined;
   private readonly caches = new OperatorCaches();
-  /** Source values kept between passes (ADR 0025); never a Secret's. */
+  /** Source values kept between passes (ADR 0027); never a Secret's. */
   readonly sourceValues = new SourceValues();
   private readonly events = new EventSender(1_000, () =>
     this.options.log.warn('too many Events waiting to be sent; one was dropped'),

@@ -1,4 +1,4 @@
-// The request cuts of issue #25 (ADR 0025), each on the real API server: the instance as an
+// The request cuts of issue #25 (ADRs 0025–0028), each on the real API server: the instance as an
 // ApplySet parent, the adoption check read from the dry-run answer, source values kept by
 // (uid, resourceVersion) but never a Secret's, and the applied-hash annotation that lets a
 // restarted operator skip every dry run yet still correct what changed while it was away.

@@ -175,8 +175,7 @@ export function changedManagedPath(
 function covers(actual: unknown, wanted: unknown): boolean {
   if (isMap(wanted))
     return (
-      isMap(actual) &&
-      Object.entries(wanted).every(([key, value]) => covers(actual[key], value))
+      isMap(actual) && Object.entries(wanted).every(([key, value]) => covers(actual[key], value))
     );
   if (Array.isArray(wanted))
     return (

@@ -2,7 +2,7 @@
 // objects it applied before, refuses to take over objects it does not own, then runs each step —
 // wait for the kinds it needs, dry-run its checks (the gate: one rejection and the step writes
 // nothing; the answer also says whether an object not read exists), write what differs from the
-// live object. SPEC §6 steps 3–4; ADR 0025 for what is read, and when nothing is sent at all.
+// live object. SPEC §6 steps 3–4; ADRs 0026 and 0028 for what is read, and when nothing is sent at all.
 import type { KubeObject } from '../../api/object-meta.ts';
 import {
   ANNOTATION_ADOPT,

@@ -1,4 +1,4 @@
-// Source values kept between passes (ADR 0025): a ConfigMap, or any object an objectFieldRef
+// Source values kept between passes (ADR 0027): a ConfigMap, or any object an objectFieldRef
 // reads, that many instances read (a namespace's shared settings) is fetched once per version.
 // An entry is used only when a synced source watch shows the object at the very
 // resourceVersion the entry holds, so a cached value is never staler than the watch that would
