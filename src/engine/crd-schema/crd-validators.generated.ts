@@ -223,7 +223,7 @@ const schema11 = {
         },
         trackedGVKs: {
           description:
-            '<group>/<version>/<kind> of everything ever rendered; persisted before apply.',
+            '<group>/<version>/<kind> of everything ever rendered, mirrored from the ApplySet annotation applyset.kubernetes.io/contains-group-kinds (the record, written before anything is applied).',
           type: 'array',
           maxItems: 1024,
           items: { type: 'string' },
