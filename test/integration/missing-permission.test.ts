@@ -77,7 +77,7 @@ describe('a kind the operator has no rights on', () => {
       return condition?.status === 'False' && condition;
     }, 'the instance to report the missing right');
     expect(ready.reason).toBe('ApplyFailed');
-    expect(ready.message).toContain('cannot get resource "persistentvolumeclaims"');
+    expect(ready.message).toContain('cannot patch resource "persistentvolumeclaims"');
     expect(ready.message).toContain(`in the namespace "${ns}"`);
 
     await user.delete({
