@@ -55,6 +55,9 @@ const METADATA_WATCH =
   'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 export class KubeListWatch implements ListWatchSource {
+  /** Served since Kubernetes 1.32 (WatchList); an older server makes the informer LIST. */
+  readonly streamingLists = true;
+
   constructor(private readonly http: KubeHttp) {}
 
   list(path: string, labelSelector?: string, metadataOnly?: boolean): Promise<ListResult> {
@@ -68,6 +71,7 @@ export class KubeListWatch implements ListWatchSource {
       labelSelector?: string;
       timeoutSeconds: number;
       metadataOnly?: boolean;
+      sendInitialEvents?: boolean;
     },
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
@@ -78,6 +82,9 @@ export class KubeListWatch implements ListWatchSource {
         query: {
           watch: 'true',
           resourceVersion: query.resourceVersion || undefined,
+          ...(query.sendInitialEvents
+            ? { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }
+            : {}),
           labelSelector: query.labelSelector,
           timeoutSeconds: String(query.timeoutSeconds),
           allowWatchBookmarks: 'true',

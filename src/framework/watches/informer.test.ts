@@ -15,6 +15,7 @@ const cm = (name: string, resourceVersion: string): KubeObject => ({
 
 interface Watch {
   resourceVersion: string;
+  sendInitialEvents?: boolean;
   emit: (type: WatchEventType, object: unknown) => void;
   done: (error: unknown) => void;
 }
@@ -40,11 +41,16 @@ class FakeSource implements ListWatchSource {
 
   watch(
     _path: string,
-    query: { resourceVersion: string },
+    query: { resourceVersion: string; sendInitialEvents?: boolean },
     onEvent: Watch['emit'],
     onDone: Watch['done'],
   ): Promise<{ abort(): void }> {
-    this.watches.push({ resourceVersion: query.resourceVersion, emit: onEvent, done: onDone });
+    this.watches.push({
+      resourceVersion: query.resourceVersion,
+      sendInitialEvents: query.sendInitialEvents,
+      emit: onEvent,
+      done: onDone,
+    });
     return Promise.resolve({
       abort: () => onDone(Object.assign(new Error('aborted'), { name: 'AbortError' })),
     });
@@ -342,5 +348,95 @@ describe('the informer', () => {
     expect(seen).toEqual(['a']);
     expect(logged).toContain('informer handler threw');
     informer.stop();
+  });
+
+  describe('streaming lists (sendInitialEvents)', () => {
+    class StreamingSource extends FakeSource {
+      readonly streamingLists = true;
+    }
+    const endOfInitialEvents = (resourceVersion: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } },
+    });
+
+    it('fills the cache from the initial events, syncs at their bookmark, then keeps watching', async () => {
+      const source = new StreamingSource();
+      const informer = new Informer(source, { path: '/api/v1/configmaps' });
+      const seen: string[] = [];
+      informer.addHandlers({
+        add: (o, origin) => seen.push(`add ${o.metadata.name} ${origin}`),
+        update: (o, _old, origin) => seen.push(`update ${o.metadata.name} ${origin}`),
+      });
+      const started = informer.start();
+      await flush();
+      expect(source.lists).toBe(0);
+      const stream = source.watches[0]!;
+      expect(stream.sendInitialEvents).toBe(true);
+      stream.emit('ADDED', cm('a', '5'));
+      stream.emit('ADDED', cm('b', '6'));
+      expect(informer.hasSynced()).toBe(false);
+      stream.emit('BOOKMARK', endOfInitialEvents('7'));
+      await started;
+      expect(informer.hasSynced()).toBe(true);
+      stream.emit('MODIFIED', cm('a', '8'));
+      expect(seen).toEqual(['add a initial-list', 'add b initial-list', 'update a watch']);
+      // A watch that closes normally resumes from the last resourceVersion, without initial events.
+      stream.done(undefined);
+      await flush();
+      expect(source.watches[1]).toMatchObject({
+        resourceVersion: '8',
+        sendInitialEvents: undefined,
+      });
+      expect(source.lists).toBe(0);
+      informer.stop();
+    });
+
+    it('a server without streaming lists (refused, or no end bookmark): LIST from then on', async () => {
+      const source = new StreamingSource();
+      source.listing = { items: [cm('a', '5')], resourceVersion: '7' };
+      const informer = new Informer(source, { path: '/api/v1/configmaps' });
+      const started = informer.start();
+      await flush();
+      source.watches[0]!.done(Object.assign(new Error('HTTP 422'), { statusCode: 422 }));
+      await started;
+      expect(source.lists).toBe(1);
+      expect(informer.list().map((o) => o.metadata.name)).toEqual(['a']);
+      expect(source.watches[1]).toMatchObject({
+        resourceVersion: '7',
+        sendInitialEvents: undefined,
+      });
+      // After 410 Gone it lists again rather than streaming.
+      source.watches[1]!.done(Object.assign(new Error('gone'), { statusCode: 410 }));
+      await flush();
+      expect(source.lists).toBe(2);
+      informer.stop();
+    });
+
+    it('a relist after 410 Gone streams again and reports only what moved', async () => {
+      const source = new StreamingSource();
+      const informer = new Informer(source, { path: '/api/v1/configmaps' });
+      const seen: string[] = [];
+      informer.addHandlers({
+        add: (o, origin) => seen.push(`add ${o.metadata.name} ${origin}`),
+        update: (o, _old, origin) => seen.push(`update ${o.metadata.name} ${origin}`),
+        delete: (o, origin) => seen.push(`delete ${o.metadata.name} ${origin}`),
+      });
+      const started = informer.start();
+      await flush();
+      source.watches[0]!.emit('ADDED', cm('a', '5'));
+      source.watches[0]!.emit('ADDED', cm('b', '6'));
+      source.watches[0]!.emit('BOOKMARK', endOfInitialEvents('7'));
+      await started;
+      source.watches[0]!.done(Object.assign(new Error('gone'), { statusCode: 410 }));
+      await flush();
+      const again = source.watches[1]!;
+      expect(again.sendInitialEvents).toBe(true);
+      again.emit('ADDED', cm('a', '9'));
+      again.emit('BOOKMARK', endOfInitialEvents('10'));
+      expect(seen.slice(2)).toEqual(['delete b relist', 'update a relist']);
+      expect(source.lists).toBe(0);
+      informer.stop();
+    });
   });
 });

@@ -18,6 +18,11 @@ export interface WatchHandle {
 
 /** What an informer needs from the API server (implemented in src/kube). */
 export interface ListWatchSource {
+  /**
+   * The source can list by watching (KEP-3157 streaming lists: `sendInitialEvents`): the
+   * informer then fills its cache from the watch's initial events instead of a LIST.
+   */
+  readonly streamingLists?: boolean;
   list(path: string, labelSelector?: string, metadataOnly?: boolean): Promise<ListResult>;
   watch(
     path: string,
@@ -26,6 +31,8 @@ export interface ListWatchSource {
       labelSelector?: string;
       timeoutSeconds: number;
       metadataOnly?: boolean;
+      /** Start with every existing object as ADDED, then a bookmark marking their end. */
+      sendInitialEvents?: boolean;
     },
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
@@ -76,6 +83,18 @@ function isGone(error: unknown): boolean {
   return e?.statusCode === 410 || e?.code === 410 || e?.status === 410;
 }
 
+/** A request the API server refused as malformed (400, 422): not something a retry mends. */
+function isRefused(error: unknown): boolean {
+  const e = error as { statusCode?: number; code?: number; status?: number } | null;
+  const status = e?.statusCode ?? e?.code ?? e?.status;
+  return status === 400 || status === 422;
+}
+
+/** The bookmark a streaming list sends once every existing object has been sent. */
+function endsInitialEvents(object: ObjectHead): boolean {
+  return object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true';
+}
+
 /**
  * What a metadata-only cache keeps of an object: identity, version and labels, the fields its
  * readers use (change detection, label matching). Annotations go: besides their size, kubectl's
@@ -110,6 +129,8 @@ export class Informer<T extends ObjectHead = KubeObject> {
   private stopped = false;
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
+  /** Streaming lists failed once (a server without them): LIST from then on. */
+  private listing = false;
 
   constructor(
     private readonly source: ListWatchSource,
@@ -223,8 +244,14 @@ export class Informer<T extends ObjectHead = KubeObject> {
     this.retryTimer.unref();
   }
 
+  /**
+   * Fills the cache afresh: from a streaming list when the source offers one (one WATCH that
+   * starts with every object, the way client-go lists since Kubernetes 1.32, sparing the API
+   * server a LIST), else from a LIST followed by a watch.
+   */
   private async relist(): Promise<void> {
     if (this.stopped) return;
+    if (this.source.streamingLists && !this.listing) return this.startWatch(true);
     let result: ListResult;
     try {
       result = await this.source.list(
@@ -239,7 +266,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
     // The API server answered: a watch failing next starts its backoff afresh.
     this.backoff.forget('informer');
     this.replace(result);
-    await this.startWatch();
+    await this.startWatch(false);
   }
 
   /**
@@ -283,9 +310,14 @@ export class Informer<T extends ObjectHead = KubeObject> {
     this.watchdog.unref();
   }
 
-  private async startWatch(): Promise<void> {
+  /**
+   * Watches from the cached resourceVersion; `initial`: a streaming list, whose ADDED events up
+   * to the bookmark marked `k8s.io/initial-events-end` replace the cache as a list would.
+   */
+  private async startWatch(initial: boolean): Promise<void> {
     if (this.stopped) return;
     let needsRelist = false;
+    let listed: T[] | undefined = initial ? [] : undefined;
     const onEvent = (type: WatchEventType, raw: unknown): void => {
       this.armWatchdog();
       if (type === 'ERROR') {
@@ -293,6 +325,18 @@ export class Informer<T extends ObjectHead = KubeObject> {
         return;
       }
       const object = raw as T;
+      if (listed) {
+        if (type === 'ADDED') listed.push(object);
+        else if (type === 'BOOKMARK' && endsInitialEvents(object)) {
+          this.backoff.forget('informer');
+          this.replace({
+            items: listed,
+            resourceVersion: object.metadata.resourceVersion ?? '',
+          });
+          listed = undefined;
+        }
+        return;
+      }
       if (object?.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
       if (type !== 'BOOKMARK') this.apply(type, object);
     };
@@ -300,13 +344,19 @@ export class Informer<T extends ObjectHead = KubeObject> {
       clearTimeout(this.watchdog);
       this.watch = undefined;
       if (this.stopped) return;
-      if (needsRelist || isGone(error)) {
+      if (listed && !needsRelist && (error === undefined || isRefused(error))) {
+        // The stream ended, or was refused, before its initial events were complete: a server
+        // without streaming lists. LIST instead, from now on.
+        this.listing = true;
+        this.log('info', 'streaming lists not served; listing instead');
+        void this.relist();
+      } else if (needsRelist || isGone(error) || listed) {
         void this.relist();
       } else if (error && (error as Error).name !== 'AbortError') {
-        this.retry(() => this.startWatch(), error);
+        this.retry(() => this.startWatch(false), error);
       } else {
         this.backoff.forget('informer');
-        void this.startWatch();
+        void this.startWatch(false);
       }
     };
     try {
@@ -314,17 +364,23 @@ export class Informer<T extends ObjectHead = KubeObject> {
       this.watch = await this.source.watch(
         this.options.path,
         {
-          resourceVersion: this.resourceVersion,
+          resourceVersion: initial ? '' : this.resourceVersion,
           labelSelector: this.options.labelSelector,
           metadataOnly: this.options.metadataOnly,
           timeoutSeconds: this.options.watchTimeoutSeconds ?? 300,
+          ...(initial ? { sendInitialEvents: true } : {}),
         },
         onEvent,
         onDone,
       );
     } catch (error) {
       clearTimeout(this.watchdog);
-      this.retry(() => this.startWatch(), error);
+      if (initial && isRefused(error)) {
+        this.listing = true;
+        void this.relist();
+        return;
+      }
+      this.retry(() => (initial ? this.relist() : this.startWatch(false)), error);
     }
   }
 
