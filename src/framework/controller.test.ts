@@ -177,4 +177,25 @@ describe('a controller', () => {
     await controller.queue.idle();
     expect(reconciled.sort()).toEqual(['a/x', 'b/y']);
   });
+
+  it('resyncs behind the changes, and a change promotes a key the resync queued', async () => {
+    const { shell, synced } = fakeShell({
+      '*/configmaps': [cm('a', 'x'), cm('b', 'y'), cm('c', 'z')],
+    });
+    const configMaps = new KindCache<KubeObject>({
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      namespaced: true,
+    });
+    const { controller, reconciled } = recording(configMaps, []);
+    configMaps.watch(shell, undefined);
+    await synced();
+    controller.resync();
+    controller.enqueue({ namespace: 'c', name: 'z' });
+    controller.enqueue({ namespace: 'd', name: 'new' });
+    controller.start();
+    await controller.queue.idle();
+    expect(reconciled).toEqual(['c/z', 'd/new', 'a/x', 'b/y']);
+  });
 });

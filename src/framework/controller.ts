@@ -143,9 +143,12 @@ export class Controller {
     this.queue.addAfter(requestKey(request), ms);
   }
 
-  /** Enqueues every object of its kind (the periodic resync). */
+  /**
+   * Enqueues every object of its kind (the periodic resync), behind the changes: a resync finds
+   * drift nothing reported, which can wait for the passes an input change asked for.
+   */
   resync(): void {
-    for (const request of this.requests()) this.enqueue(request);
+    for (const request of this.requests()) this.queue.add(requestKey(request), 'resync');
   }
 
   start(): void {

@@ -231,6 +231,67 @@ describe('the work queue', () => {
     expect(aborted).toBe(true);
   });
 
+  it("serves a quiet namespace's key next, ahead of another namespace's backlog", async () => {
+    const runs: string[] = [];
+    const latency: number[] = [];
+    const queue = new WorkQueue(
+      async (key) => {
+        runs.push(key);
+        // A quiet tenant creates an instance while the noisy ones' backlog is being worked off.
+        if (runs.length === 5) queue.add('quiet-0/x');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        return {};
+      },
+      { concurrency: 1, observer: { onQueueLatency: (ms) => latency.push(ms) } },
+    );
+    for (let i = 0; i < 50; i++) for (const ns of ['noisy-a', 'noisy-b']) queue.add(`${ns}/${i}`);
+    queue.start();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await queue.idle();
+    expect(runs).toHaveLength(101);
+    expect(runs.slice(0, 7)).toEqual([
+      'noisy-a/0',
+      'noisy-b/0',
+      'noisy-a/1',
+      'noisy-b/1',
+      'noisy-a/2',
+      'quiet-0/x',
+      'noisy-b/2',
+    ]);
+    // It waited for the pass in flight when it came, and no longer.
+    expect(latency[5]).toBe(10);
+  });
+
+  it('serves changes before the resync, promotes a resync key that changes, and reruns a key with the highest class it was added with', async () => {
+    const gate = deferred();
+    const runs: string[] = [];
+    const queue = new WorkQueue(
+      async (key) => {
+        runs.push(`${key} ${dispatched}`);
+        if (runs.length === 1) await gate.promise;
+        return {};
+      },
+      { concurrency: 1, observer: { onQueueLatency: (_ms, cls) => (dispatched = cls) } },
+    );
+    let dispatched = '';
+    queue.start();
+    queue.add('a/1', 'resync');
+    await tick();
+    // While a/1 runs: it is added again, as a resync and then as a change.
+    queue.add('a/1', 'resync');
+    queue.add('a/1');
+    queue.add('b/1', 'resync');
+    queue.add('b/2', 'resync');
+    queue.add('c/1');
+    queue.add('b/2');
+    queue.add('c/1', 'resync');
+    expect(queue.depth).toBe(3);
+    gate.resolve();
+    await tick();
+    await queue.idle();
+    expect(runs).toEqual(['a/1 resync', 'c/1 change', 'b/2 change', 'a/1 change', 'b/1 resync']);
+  });
+
   it('abortWhere stops exactly the matching keys, in flight or waiting, and does not retry them', async () => {
     const started: string[] = [];
     const aborted: string[] = [];

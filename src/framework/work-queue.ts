@@ -1,9 +1,14 @@
 // A keyed, de-duplicating work queue with per-key serialisation and bounded concurrency: a key
 // is never processed twice at once, a key added while processing runs once more afterwards,
 // failures retry with per-key backoff, and `requeueAfter` schedules the earliest next pass.
+// Which waiting key goes next is the FairQueue's: fair across namespaces, changes before the
+// resync (ADR 0024).
 import { setMaxListeners } from 'node:events';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
+import { FairQueue, type QueueClass } from './fair-queue.ts';
 import { TerminalError, type Result } from './reconciler.ts';
+
+export type { QueueClass } from './fair-queue.ts';
 
 export type Handler = (key: string, signal: AbortSignal) => Promise<Result>;
 
@@ -18,7 +23,17 @@ export interface QueueObserver {
     error?: unknown,
   ): void;
   onRetry?(key: string, delayMs: number): void;
-  onQueueLatency?(ms: number): void;
+  /** From when the key was queued (a promotion keeps the time) to its dispatch, from `cls`. */
+  onQueueLatency?(ms: number, cls: QueueClass): void;
+}
+
+/**
+ * The flow a key is served in: the namespace of a `namespace/name` request key. Cluster-scoped
+ * keys (`/name`) and keys without a slash share the flow "".
+ */
+function flowOf(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
 }
 
 export interface WorkQueueOptions {
@@ -36,11 +51,13 @@ export interface WorkQueueOptions {
 }
 
 export class WorkQueue {
-  private readonly pending: string[] = [];
+  private readonly pending = new FairQueue();
+  /** When each waiting key was first added (a promotion to `change` keeps it). */
   private readonly queued = new Map<string, number>();
   /** Keys in flight, each with its own abort (a key handed to another shard stops alone). */
   private readonly processing = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  private readonly dirty = new Set<string>();
+  /** Keys added while in flight, with the highest class they were added with meanwhile. */
+  private readonly dirty = new Map<string, QueueClass>();
   private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly backoff: Backoff;
   private readonly abort = new AbortController();
@@ -62,8 +79,9 @@ export class WorkQueue {
     return this.options.now?.() ?? Date.now();
   }
 
+  /** Keys waiting, both classes. */
   get depth(): number {
-    return this.pending.length;
+    return this.pending.size;
   }
 
   get active(): number {
@@ -74,21 +92,30 @@ export class WorkQueue {
     return this.backoff.retries(key);
   }
 
-  /** Queues `key` unless it is already waiting; a key being processed runs again afterwards. */
-  add(key: string): void {
+  /**
+   * Queues `key` unless it is already waiting; a key being processed runs again afterwards.
+   * `change` (an input changed) is served before `resync` (the periodic pass); a waiting resync
+   * key added as a change is promoted, never the other way round.
+   */
+  add(key: string, cls: QueueClass = 'change'): void {
     if (this.stopping || !this.admits(key)) return;
     if (this.processing.has(key)) {
-      this.dirty.add(key);
+      if (this.dirty.get(key) !== 'change') this.dirty.set(key, cls);
       return;
     }
-    if (this.queued.has(key)) return;
+    const waiting = this.pending.has(key);
+    this.pending.push(key, flowOf(key), cls);
+    if (waiting) return;
     this.queued.set(key, this.now());
-    this.pending.push(key);
-    this.options.observer?.onDepth?.(this.pending.length);
+    this.options.observer?.onDepth?.(this.pending.size);
     this.pump();
   }
 
-  /** Queues `key` after `ms`; an earlier pending deadline for the key wins. */
+  /**
+   * Queues `key` as a change after `ms`; an earlier pending deadline for the key wins. Retries
+   * and `requeueAfter` are the key's own follow-up, so they do not wait behind the resync; they
+   * cannot crowd out other namespaces either, since a namespace still gets one key per round.
+   */
   addAfter(key: string, ms: number): void {
     if (this.stopping) return;
     if (ms <= 0) return this.add(key);
@@ -118,9 +145,9 @@ export class WorkQueue {
       this.running &&
       !this.stopping &&
       this.processing.size < this.options.concurrency &&
-      this.pending.length > 0
+      this.pending.size > 0
     ) {
-      const key = this.pending.shift()!;
+      const { key, cls } = this.pending.pop()!;
       const enqueuedAt = this.queued.get(key) ?? this.now();
       this.queued.delete(key);
       if (!this.admits(key)) continue;
@@ -128,8 +155,8 @@ export class WorkQueue {
       setMaxListeners(64, abort.signal);
       const entry = { abort, done: Promise.resolve() };
       this.processing.set(key, entry);
-      this.options.observer?.onDepth?.(this.pending.length);
-      this.options.observer?.onQueueLatency?.(this.now() - enqueuedAt);
+      this.options.observer?.onDepth?.(this.pending.size);
+      this.options.observer?.onQueueLatency?.(this.now() - enqueuedAt, cls);
       entry.done = this.process(key, abort.signal);
     }
     if (this.processing.size === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
@@ -150,7 +177,11 @@ export class WorkQueue {
       this.failed(key, error, own.aborted, this.now() - started);
     } finally {
       this.processing.delete(key);
-      if (this.dirty.delete(key)) this.add(key);
+      const again = this.dirty.get(key);
+      if (again) {
+        this.dirty.delete(key);
+        this.add(key, again);
+      }
       this.pump();
     }
   }
@@ -177,10 +208,9 @@ export class WorkQueue {
    * longer owns them); resolves when those have finished.
    */
   abortWhere(matches: (key: string) => boolean): Promise<void> {
-    for (let i = this.pending.length - 1; i >= 0; i--) {
-      const key = this.pending[i]!;
+    for (const key of [...this.pending.keys()]) {
       if (!matches(key)) continue;
-      this.pending.splice(i, 1);
+      this.pending.delete(key);
       this.queued.delete(key);
     }
     for (const [key, { timer }] of this.delayed) {
@@ -188,7 +218,7 @@ export class WorkQueue {
       clearTimeout(timer);
       this.delayed.delete(key);
     }
-    this.options.observer?.onDepth?.(this.pending.length);
+    this.options.observer?.onDepth?.(this.pending.size);
     const draining: Promise<void>[] = [];
     for (const [key, entry] of this.processing) {
       if (!matches(key)) continue;
@@ -221,7 +251,7 @@ export class WorkQueue {
     this.stopping = true;
     for (const { timer } of this.delayed.values()) clearTimeout(timer);
     this.delayed.clear();
-    this.pending.length = 0;
+    this.pending.clear();
     this.queued.clear();
     if (graceMs <= 0) {
       this.abort.abort();
