@@ -29,6 +29,8 @@ export interface OperatorProcessOptions {
   /** Extra node flags, e.g. --cpu-prof. */
   nodeArgs?: string[];
   extraArgs?: string[];
+  /** The built CLI to run; default this checkout's dist/cli.js (bench:idle measures others). */
+  entry?: string;
 }
 
 export async function startOperatorProcess(
@@ -40,7 +42,7 @@ export async function startOperatorProcess(
     process.execPath,
     [
       ...(options.nodeArgs ?? []),
-      join(root, 'dist', 'cli.js'),
+      options.entry ?? join(root, 'dist', 'cli.js'),
       'run',
       `--kubeconfig=${options.kubeconfig}`,
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,

@@ -100,6 +100,16 @@ export class StencilMetrics {
     registers: [this.registry],
   });
 
+  /** Beside the default metrics, which leave it out (bench:idle reads it, issue #25). */
+  readonly arrayBuffers = new Gauge({
+    name: 'stencil_nodejs_array_buffers_bytes',
+    help: 'Memory of ArrayBuffers and SharedArrayBuffers, Buffers included (part of external).',
+    registers: [this.registry],
+    collect() {
+      this.set(process.memoryUsage().arrayBuffers);
+    },
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'stencil_' });
   }

@@ -35,7 +35,7 @@ import {
   type Shard,
   type ShardingOptions,
 } from './coordination/sharding.ts';
-import { startStrictWebhook, type WebhookOptions } from './webhook-lifecycle.ts';
+import type { WebhookOptions } from './webhook-lifecycle.ts';
 
 export type { LeaderElectionOptions } from './coordination/leadership.ts';
 export type { WebhookOptions } from './webhook-lifecycle.ts';
@@ -214,7 +214,10 @@ export class StencilOperator {
     if (this.options.leaderElection) this.campaign(this.options.leaderElection);
     else this.lead();
     if (this.shard) await this.shard.start(this.handoff());
-    if (this.options.webhook)
+    // Loaded only when configured: the webhook and its certificate code (node-forge) are 1.5 MiB
+    // of heap that an operator without it does not need (issue #25).
+    if (this.options.webhook) {
+      const { startStrictWebhook } = await import('./webhook-lifecycle.ts');
       this.webhook = await startStrictWebhook(
         { ...this.options.webhook, namespaces: this.options.namespaces, cache: this.caches },
         connection.cluster,
@@ -223,6 +226,7 @@ export class StencilOperator {
         // the cluster-scoped key.
         () => this.leading && this.owns(''),
       );
+    }
     this.resyncTimer = setInterval(() => this.resyncAll(), this.options.resyncSeconds * 1000);
     this.resyncTimer.unref();
     log.info('operator started', {
@@ -296,6 +300,16 @@ export class StencilOperator {
 
   ready(): boolean {
     return this.shell?.hasSynced() ?? false;
+  }
+
+  /**
+   * Nothing queued and nothing running: the start-up pass is over, or there was none. A replica
+   * that does not lead reconciles nothing, so it is quiet.
+   */
+  quiet(): boolean {
+    return (
+      !this.leading || this.controllers.every((c) => c.queue.depth === 0 && c.queue.active === 0)
+    );
   }
 
   /**

@@ -1,6 +1,6 @@
 // The render pool with real worker threads: the same outcome as a render on this thread, a
-// deadline that stops a render which would run for minutes while this thread stays free, and a
-// pool that keeps serving after a worker was terminated.
+// deadline that stops a render which would run for minutes while this thread stays free, a pool
+// that keeps serving after a worker was terminated, and idle workers terminated but one.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../api/object-meta.ts';
 import { runRenderJob, type RenderJob } from '../../engine/render/render-job.ts';
@@ -80,6 +80,22 @@ describe('the render pool', { timeout: 60_000 }, () => {
     const quick = await pool.render(job(CONFIG_MAP, { pw: 'x' }));
     expect(quick.ok).toBe(true);
     expect((await slow).ok).toBe(false);
+  });
+
+  it('starts workers on demand and terminates idle ones but the last (issue #25)', async () => {
+    pool = new RenderPool({ size: 2, timeoutMs: 30_000, idleMs: 300 });
+    expect(pool.workers).toBe(0);
+    const both = await Promise.all([
+      pool.render(job(CONFIG_MAP, { pw: 'a' })),
+      pool.render(job(CONFIG_MAP, { pw: 'b' })),
+    ]);
+    expect(both.map((o) => o.ok)).toEqual([true, true]);
+    expect(pool.workers).toBe(2);
+    await new Promise((r) => setTimeout(r, 1_200));
+    // One stays warm; the pool grows again when renders wait.
+    expect(pool.workers).toBe(1);
+    expect((await pool.render(job(CONFIG_MAP, { pw: 'c' }))).ok).toBe(true);
+    expect(pool.workers).toBe(1);
   });
 
   it('fails what waits when it closes', async () => {

@@ -1,7 +1,9 @@
 // Renders in worker threads with a CPU deadline (docs/adr/0018-render-pool.md). Node runs one
 // event loop: a render that takes seconds on it would stop every other tenant's reconcile, every
 // watch and the Lease renewal. A worker past the deadline is terminated and replaced, and the
-// render fails with RenderTimeout; nothing else waits for it.
+// render fails with RenderTimeout; nothing else waits for it. Workers start on demand, and one
+// that has rendered nothing for a while is terminated unless it is the last (issue #25): a loaded
+// worker is a V8 isolate of its own with the engine in it, some 15–22 MiB of RSS.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InstanceReason } from '../../api/condition.ts';
@@ -13,6 +15,11 @@ export interface RenderPoolOptions {
   size?: number;
   /** Wall-clock deadline of one render once a worker has taken it. */
   timeoutMs: number;
+  /**
+   * A worker idle this long is terminated, unless it is the only one left (kept warm, so a lone
+   * change renders at once). Default 30 s.
+   */
+  idleMs?: number;
   /** Where worker crashes are reported (their messages may quote Secret data: class only). */
   onWorkerError?: (error: unknown) => void;
 }
@@ -29,7 +36,11 @@ interface Slot {
   ready: boolean;
   task?: Task;
   timer?: NodeJS.Timeout;
+  /** Set while the worker is loaded and has no render: its retirement, unless it is the last. */
+  idleTimer?: NodeJS.Timeout;
 }
+
+const DEFAULT_IDLE_MS = 30_000;
 
 const NOTHING_TAINTED = new Map<string, string>();
 
@@ -110,6 +121,7 @@ export class RenderPool {
         return;
       }
       const task = this.waiting.shift()!;
+      clearTimeout(slot.idleTimer);
       slot.task = task;
       slot.worker.ref();
       slot.timer = setTimeout(() => this.timedOut(slot), this.options.timeoutMs);
@@ -124,7 +136,7 @@ export class RenderPool {
       if (message !== 'ready') return this.finish(slot, message);
       slot.ready = true;
       this.dispatch();
-      if (!slot.task) slot.worker.unref();
+      this.idle(slot);
     });
     slot.worker.on('error', (error) => {
       this.options.onWorkerError?.(error);
@@ -149,7 +161,25 @@ export class RenderPool {
     slot.task = undefined;
     task?.resolve(outcome);
     this.dispatch();
-    if (!slot.task) slot.worker.unref();
+    this.idle(slot);
+  }
+
+  /** A slot left without a render: unref'd, and terminated if it stays idle (not the last). */
+  private idle(slot: Slot): void {
+    if (slot.task) return;
+    slot.worker.unref();
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => {
+      if (slot.task || this.slots.length <= 1 || !this.slots.includes(slot)) return;
+      this.slots.splice(this.slots.indexOf(slot), 1);
+      void this.retire(slot);
+    }, this.options.idleMs ?? DEFAULT_IDLE_MS);
+    slot.idleTimer.unref();
+  }
+
+  /** Workers running now (loaded or starting), for tests and the bench. */
+  get workers(): number {
+    return this.slots.length;
   }
 
   private timedOut(slot: Slot): void {
@@ -179,6 +209,7 @@ export class RenderPool {
 
   private async retire(slot: Slot): Promise<void> {
     clearTimeout(slot.timer);
+    clearTimeout(slot.idleTimer);
     slot.worker.removeAllListeners();
     slot.worker.on('error', () => undefined);
     await slot.worker.terminate();
