@@ -31,6 +31,11 @@ export interface OperatorProcessOptions {
   extraArgs?: string[];
   /** The built CLI to run; default this checkout's dist/cli.js (bench:idle measures others). */
   entry?: string;
+  /**
+   * Whether the start waits for the process to lead (default). A standby, started with
+   * --leader-elect beside a leader, is waited for until it campaigns (`stencil_leader 0`).
+   */
+  leads?: boolean;
 }
 
 export async function startOperatorProcess(
@@ -80,7 +85,9 @@ export async function startOperatorProcess(
   };
   await until(async () => {
     if (!running) throw new Error(`the operator exited at start; see ${options.logPath}`);
-    return (await scrape().catch(() => '')).includes('stencil_leader 1');
+    return (await scrape().catch(() => '')).includes(
+      `stencil_leader ${options.leads === false ? 0 : 1}`,
+    );
   }, 60_000);
   return {
     pid: child.pid ?? 0,

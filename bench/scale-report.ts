@@ -72,6 +72,16 @@ const ROWS: Row[] = [
     cell: (r) => `${r.restart.writes} / ${r.restart.dryRuns}`,
   },
   {
+    what: '   Leader handover: leader stops → the standby has reconciled every instance',
+    goal: '',
+    cell: (r) => (r.handover ? seconds(r.handover.seconds) : '—'),
+  },
+  {
+    what: '   writes / dry runs sent by the new leader',
+    goal: '0 / 0',
+    cell: (r) => (r.handover ? `${r.handover.writes} / ${r.handover.dryRuns}` : '—'),
+  },
+  {
     what: '5. Fan-in rotation, one ConfigMap read by N/50 instances: p50 / p99 / max (instances)',
     goal: '',
     cell: (r) => lat(r.fanIn),

@@ -51,6 +51,8 @@ export interface SizeResult {
   limitSeconds: number;
   steady: RequestSummary & { reconciles: number };
   restart: RequestSummary & { seconds: number };
+  /** Absent in results kept from before the row existed. */
+  handover?: RequestSummary & { seconds: number };
   fanIn: Latencies;
   rotation: Latencies;
   memory: { idleRss: number; rss: number; heap: number };
@@ -239,6 +241,36 @@ async function restart(
 }
 
 /**
+ * A leader with --leader-elect, once settled, gets a standby beside it, then steps down (SIGTERM
+ * releases the Lease). Timed from the leader's stop until the standby has reconciled every
+ * instance; the requests are everything sent in between (the Lease is not an operator resource
+ * here). The standby's caches of instances and Templates are warm, its source watches are not.
+ */
+async function leaderHandover(
+  cluster: BenchCluster,
+  w: Workload,
+  start: (leads: boolean) => Promise<OperatorProcess>,
+): Promise<{ operator: OperatorProcess; result: SizeResult['restart'] }> {
+  const leader = await start(true);
+  let standby: OperatorProcess | undefined;
+  try {
+    await reconciledAll(leader, w.size);
+    await settled(leader);
+    standby = await start(false);
+  } finally {
+    if (!standby) await leader.stop();
+  }
+  const before = await requestCounts(cluster.plane);
+  const started = performance.now();
+  await leader.stop();
+  await reconciledAll(standby, w.size);
+  const seconds = (performance.now() - started) / 1000;
+  await settled(standby);
+  const after = await requestCounts(cluster.plane);
+  return { operator: standby, result: { ...requestsBetween(before, after), seconds } };
+}
+
+/**
  * Runs every row at one size against a fresh control plane. The operator runs with the default
  * resync period (600 s) except for the steady-state row, which restarts it with a period just
  * above one full pass (1.5 × the restart time) so two periods stay short.
@@ -248,7 +280,7 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
   const cluster = await benchCluster({}, { inProcessOperator: false });
   const w = workload(size);
   const concurrency = options.operatorConcurrency ?? OPERATOR_CONCURRENCY;
-  const start = (resyncSeconds = 600): Promise<OperatorProcess> =>
+  const start = (resyncSeconds = 600, leads?: boolean): Promise<OperatorProcess> =>
     startOperatorProcess({
       kubeconfig: cluster.plane.kubeconfigPath,
       resyncSeconds,
@@ -261,7 +293,11 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
             `--diagnostic-dir=${options.profileDir}`,
           ]
         : undefined,
-      extraArgs: options.operatorConcurrency ? [`--concurrency=${concurrency}`] : [],
+      extraArgs: [
+        ...(options.operatorConcurrency ? [`--concurrency=${concurrency}`] : []),
+        ...(leads === undefined ? [] : ['--leader-elect', '--operator-namespace=default']),
+      ],
+      leads,
     });
   let operator: OperatorProcess | undefined;
   try {
@@ -296,6 +332,10 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     const restarted = await restart(cluster, operator, w, () => start());
     operator = restarted.operator;
     await operator.stop();
+    options.log(`N=${size}: leader handover`);
+    const handedOver = await leaderHandover(cluster, w, (leads) => start(600, leads));
+    operator = handedOver.operator;
+    await operator.stop();
     const resyncSeconds =
       options.resyncSeconds ?? Math.max(10, Math.ceil(1.5 * restarted.result.seconds));
     options.log(`N=${size}: steady state over two resync periods (${resyncSeconds} s)`);
@@ -315,6 +355,7 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
       limitSeconds: limitMs / 1000,
       steady,
       restart: restarted.result,
+      handover: handedOver.result,
       fanIn,
       rotation,
       memory,

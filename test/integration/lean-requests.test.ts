@@ -224,3 +224,79 @@ describe('the applied-hash annotation after a restart', () => {
     expect((await user.get(id('ConfigMap', 'b')))?.metadata.resourceVersion).toBe(untouched);
   }, 60_000);
 });
+
+describe('a leader handover', () => {
+  // Two replicas campaign for one Lease, in a namespace of their own. The standby has never
+  // applied anything: what it knows of the objects is their applied-hash annotation.
+  let handover: string;
+  const replicas: RunningOperator[] = [];
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop()));
+  });
+
+  async function replica(identity: string): Promise<RunningOperator> {
+    const r = await startOperator([handover], undefined, {
+      leaderElection: {
+        identity,
+        namespace: handover,
+        name: 'lean-leader',
+        leaseDurationMs: 4_000,
+        renewDeadlineMs: 3_000,
+        retryPeriodMs: 500,
+        onLost: () => undefined,
+      },
+    });
+    replicas.push(r);
+    return r;
+  }
+
+  it('the new leader sends no write and no dry run when nothing changed', async () => {
+    handover = await freshNamespace(connect(), 'handover');
+    await user.apply(
+      template(handover, 'app', {
+        sync: { mode: 'revert' },
+        parameters: [{ name: 'setting' }, { name: 'password' }],
+        handlebars: BODY,
+      }),
+    );
+    await user.apply(configMap(handover, 'shared', { setting: 'v1' }));
+    const names = ['h1', 'h2', 'h3'];
+    for (const name of names) {
+      await user.apply(secret(handover, `db-${name}`, { password: `p-${name}` }));
+      await user.apply(
+        instance(handover, name, 'app', [
+          { name: 'setting', valueFrom: fromConfigMap('shared', 'setting') },
+          { name: 'password', valueFrom: fromSecret(`db-${name}`, 'password') },
+        ]),
+      );
+    }
+    const first = await replica('first');
+    await eventually(async () => first.operator.isLeader(), 'the first replica to lead');
+    for (const name of names) await ready(name, handover);
+    await first.operator.idle();
+
+    const second = await replica('second');
+    const byStandby: string[] = [];
+    second.connection.http.onRequest((method, path, dryRun) => {
+      if (!path.includes('/leases/'))
+        byStandby.push(`${method} ${path}${dryRun ? ' (dry run)' : ''}`);
+    });
+    expect(second.operator.isLeader()).toBe(false);
+    // The leader steps down (its stop releases the Lease); the standby takes over.
+    await first.stop();
+    replicas.splice(replicas.indexOf(first), 1);
+    await eventually(async () => second.operator.isLeader(), 'the standby to lead', 20_000);
+    second.operator.resyncAll();
+    await eventually(
+      async () =>
+        names.every((n) =>
+          byStandby.some((r) => r.startsWith('GET ') && r.includes(`/secrets/db-${n}`)),
+        ),
+      'the new leader to have reconciled every instance',
+    );
+    await second.operator.idle();
+    expect(byStandby.filter((r) => /^(PATCH|POST|PUT|DELETE)/.test(r))).toEqual([]);
+    expect(byStandby.filter((r) => r.endsWith('(dry run)'))).toEqual([]);
+  }, 90_000);
+});
