@@ -34,18 +34,21 @@ describe('the fair queue', () => {
     expect(drain(queue)).toEqual(['a/1', 'b/1', 'a/2']);
   });
 
-  it("serves an idle namespace's key ahead of the round in progress", () => {
+  it("serves an idle namespace's keys ahead of the round in progress, up to the credit", () => {
     const queue = new FairQueue();
     for (const key of backlog(10, 20)) push(queue, key);
     // Round 0 and half of round 1.
     for (let i = 0; i < 15; i++) queue.pop();
     push(queue, 'quiet/x');
     expect(queue.pop()?.key).toBe('quiet/x');
-    // Served at V - CREDIT, it is not credited again until V moves: its next key waits for the
-    // five heads left in round 1.
     push(queue, 'quiet/y');
+    expect(queue.pop()?.key).toBe('quiet/y');
+    expect(CREDIT).toBe(2);
+    // Served at V - 2 and V - 1, it is not credited again until V moves: its third key waits
+    // for the five heads left in round 1.
+    push(queue, 'quiet/z');
     const next = drain(queue);
-    expect(next.indexOf('quiet/y')).toBe(5);
+    expect(next.indexOf('quiet/z')).toBe(5);
     expect(next.slice(0, 5)).toEqual([
       'noisy-5/k1',
       'noisy-6/k1',
@@ -53,6 +56,18 @@ describe('the fair queue', () => {
       'noisy-8/k1',
       'noisy-9/k1',
     ]);
+  });
+
+  it('charges nobody for what it was served while nothing else waited', () => {
+    const queue = new FairQueue();
+    // Quiet namespaces busy on an otherwise empty queue: four keys each, all served.
+    for (let k = 0; k < 4; k++) for (let n = 0; n < 5; n++) push(queue, `quiet-${n}/r${k}`);
+    drain(queue);
+    // Then a wave in 50 other namespaces; a quiet key arriving mid-round goes first.
+    for (const key of backlog(50, 20)) push(queue, key);
+    for (let i = 0; i < 10; i++) queue.pop();
+    push(queue, 'quiet-0/new');
+    expect(queue.pop()?.key).toBe('quiet-0/new');
   });
 
   it('credits an idle namespace during the very first round too', () => {
@@ -117,19 +132,35 @@ describe('the fair queue', () => {
 
   it('forgets a namespace once V has moved past it, and keeps it until then', () => {
     const queue = new FairQueue();
+    // A namespace with a long backlog keeps the queue from emptying (which forgets everything).
+    for (let k = 0; k < 10; k++) push(queue, `busy/k${k}`);
     for (const key of backlog(1000, 3)) push(queue, key);
-    drain(queue);
-    // Served at tag 2 with V = 2: a new key of theirs must still wait behind a fresh namespace.
-    expect(queue.trackedFlows).toBe(1000);
+    // Three rounds: every namespace served at tags 0, 1 and 2; busy's head is at 3.
+    for (let i = 0; i < 3 * 1001; i++) queue.pop();
+    expect(queue.trackedFlows).toBe(1001);
+    // Served at tag 2 with V = 2, F = 3: a new key of theirs waits behind a fresh namespace
+    // (V - CREDIT = 0) and behind busy's head, which has the same tag and came first.
     push(queue, 'noisy-0/again');
     push(queue, 'fresh/x');
-    expect(drain(queue)).toEqual(['fresh/x', 'noisy-0/again']);
-    // Once one namespace has moved V on by two, the others' state is what a fresh one has.
-    for (let i = 0; i < 3; i++) {
-      push(queue, `x/${i}`);
-      queue.pop();
-    }
-    expect(queue.trackedFlows).toBeLessThanOrEqual(2);
+    expect([queue.pop(), queue.pop(), queue.pop()].map((p) => p?.key)).toEqual([
+      'fresh/x',
+      'busy/k3',
+      'noisy-0/again',
+    ]);
+    // Once V has moved on by CREDIT past their F, the others' state is what a fresh one has.
+    queue.pop();
+    queue.pop();
+    expect(queue.trackedFlows).toBeLessThanOrEqual(3);
+  });
+
+  it('starts over once nothing waits: V and every F are forgotten', () => {
+    const queue = new FairQueue();
+    for (const key of backlog(10, 3)) push(queue, key);
+    drain(queue);
+    expect(queue.trackedFlows).toBe(0);
+    // As on a new queue: round-robin from the first key.
+    for (const key of ['a/1', 'a/2', 'noisy-0/x', 'b/1']) push(queue, key);
+    expect(drain(queue)).toEqual(['a/1', 'noisy-0/x', 'b/1', 'a/2']);
   });
 
   it('handles 10,000 keys over 1,000 namespaces in round-robin order', () => {
@@ -194,7 +225,7 @@ const keyOf = (ns: number, name: number): string => `ns${ns}/k${name}`;
 /**
  * The dispatches a key waits at most (its own included), with N namespaces and p keys of its
  * namespace and class ahead of it when it entered its class (see ADR 0024):
- *   within its class, D = (N - 1)(p + 3) + p others go first: every other namespace's tags rise
+ *   within its class, D = (N - 1)(p + 2 + CREDIT) + p others go first: every other namespace's tags rise
  *   by at least one per key served, start no lower than V - CREDIT, and the key's tag is at most
  *   V + 1 + p when it arrives;
  *   a change waits for D changes and the resync dispatches squeezed between them: one at once
@@ -286,6 +317,11 @@ class ReferenceQueue {
     const queue = this.classes[cls];
     const state = queue.flows.get(flow) ?? { keys: [], start: 0, finish: undefined };
     queue.flows.set(flow, state);
+    // Nothing of this class waits: it starts over, with no V and no F.
+    if (![...this.where.values()].some((w) => w.cls === cls)) {
+      queue.virtual = undefined;
+      for (const other of queue.flows.values()) other.finish = undefined;
+    }
     if (state.keys.length === 0) {
       // No V before the first dispatch; no F before a namespace's first.
       const base = queue.virtual === undefined ? 0 : queue.virtual - CREDIT;

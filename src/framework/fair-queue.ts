@@ -17,8 +17,12 @@
 
 export type QueueClass = 'change' | 'resync';
 
-/** How far ahead of the round in progress a flow that was idle starts (CFS's sleeper credit). */
-export const CREDIT = 1;
+/**
+ * How far ahead of the round in progress a flow that was idle starts (CFS's sleeper credit): two
+ * keys, because a tenant's changes often come in pairs (a Secret and the instance reading it, an
+ * instance and its Template), and the second should not wait a round behind the first.
+ */
+export const CREDIT = 2;
 
 /** While resync keys wait, at least one dispatch in this many serves them. */
 export const RESYNC_SHARE = 8;
@@ -109,12 +113,13 @@ class FairClass {
     const entry = flow.head!;
     const tag = flow.start;
     flow.finish = tag + 1;
-    this.unlink(entry);
-    if (flow.head) flow.start = tag + 1;
     if (this.virtual === undefined || tag > this.virtual) {
       this.virtual = tag;
       this.sweep();
     }
+    // After V moved: the last key out starts the class over.
+    this.unlink(entry);
+    if (flow.head) flow.start = tag + 1;
     // A flow still waiting has a new head one tag on: it can only move down the heap.
     if (flow.head) this.heapDown(flow.index);
     return entry;
@@ -145,7 +150,16 @@ class FairClass {
     this.waiting--;
     if (flow.head) return;
     this.heapRemove(flow);
-    if (flow.finish <= this.base()) this.flows.delete(flow.name);
+    if (this.waiting === 0) {
+      // Nothing waits: start over as a new queue (no V, no F). Service given while nobody else
+      // wanted any is owed to nobody. Kept, the F of namespaces busy on an otherwise empty
+      // queue, and V with them, stay ahead of the namespaces that arrive next: those start at
+      // V - CREDIT, so the busy ones' next keys waited rounds behind them (the bench's
+      // fairness row: 2.8 s instead of 0.3 s while V caught up).
+      this.flows.clear();
+      this.idle.clear();
+      this.virtual = undefined;
+    } else if (flow.finish <= this.base()) this.flows.delete(flow.name);
     else this.idle.add(flow);
   }
 
