@@ -159,14 +159,28 @@ class QuietTenant {
   create(): void {
     const k = QUIET_RESIDENTS + this.created++;
     const { namespace, name } = this.w.instance(k);
+    // The wait is registered before the request, so no event can come before it.
+    const ready = this.instances.get(namespace)!.until(namespace, name, 'Ready', 900_000);
+    this.timed(this.ready, k, ready, () => this.client.apply(instanceObject(this.w, k)));
+  }
+
+  /**
+   * Times `write` from just before its request until `shown` (a watch event, already awaited
+   * for), as a sample of `into`; instance k is then idle again, the first to be rotated next.
+   */
+  private timed(
+    into: QuietSample[],
+    k: number,
+    shown: Promise<number>,
+    write: () => Promise<unknown>,
+  ): void {
+    const { namespace, name } = this.w.instance(k);
     this.track(
       (async () => {
-        // Registered before the request, so no event can come before the wait.
-        const ready = this.instances.get(namespace)!.until(namespace, name, 'Ready', 900_000);
         const started = performance.now();
-        await this.client.apply(instanceObject(this.w, k));
-        const at = await ready;
-        this.ready.push({
+        await write();
+        const at = await shown;
+        into.push({
           namespace,
           name,
           at: started - this.waveStart,
@@ -191,23 +205,11 @@ class QuietTenant {
     const { namespace, name } = this.w.instance(k);
     const password = `rotated-${k}-${n}`;
     const hash = passwordHash(password);
-    this.track(
-      (async () => {
-        const shown = this.configMaps
-          .get(namespace)!
-          .until(name, (d) => d.passwordHash === hash, 900_000);
-        const started = performance.now();
-        await this.client.apply(passwordSecret(namespace, k, password));
-        const at = await shown;
-        this.rotations.push({
-          namespace,
-          name,
-          at: started - this.waveStart,
-          ms: at - started,
-          duringWave: true,
-        });
-        this.idle.push(k);
-      })(),
+    const shown = this.configMaps
+      .get(namespace)!
+      .until(name, (d) => d.passwordHash === hash, 900_000);
+    this.timed(this.rotations, k, shown, () =>
+      this.client.apply(passwordSecret(namespace, k, password)),
     );
     return true;
   }

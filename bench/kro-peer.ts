@@ -22,7 +22,14 @@ import {
 } from './apiserver-requests.ts';
 import { total } from './prometheus-text.ts';
 import { fanInRotation, singleRotation, type Latencies } from './scale-rows.ts';
-import { benchCluster, object, until, type BenchCluster } from './support.ts';
+import {
+  benchCluster,
+  object,
+  quietFor,
+  until,
+  type Activity,
+  type BenchCluster,
+} from './support.ts';
 import {
   CLIENT_CONCURRENCY,
   inParallel,
@@ -124,7 +131,7 @@ async function startKro(
 }
 
 /** Instance reconciles kro finished (any result), and keys queued or waiting, for `settled`. */
-function activity(metrics: string): { reconciles: number; depth: number } {
+function activity(metrics: string): Activity {
   return {
     reconciles:
       total(metrics, 'instance_reconcile_total') +
@@ -138,18 +145,7 @@ function activity(metrics: string): { reconciles: number; depth: number } {
  * than kro's delayed requeue (--instance-requeue-interval, 3 s), whose keys are in no queue.
  */
 async function settled(kro: KroProcess, quietMs = 4_000, timeoutMs = 600_000): Promise<void> {
-  let last = activity(await kro.scrape());
-  let quietSince = performance.now();
-  await until(async () => {
-    await sleep(250);
-    const now = activity(await kro.scrape());
-    if (now.reconciles !== last.reconciles || now.depth > 0) {
-      last = now;
-      quietSince = performance.now();
-      return false;
-    }
-    return performance.now() - quietSince >= quietMs;
-  }, timeoutMs);
+  await quietFor(async () => activity(await kro.scrape()), quietMs, timeoutMs);
 }
 
 interface Instance {

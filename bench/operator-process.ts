@@ -5,7 +5,7 @@ import { openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../tools/control-plane/control-plane.ts';
 import { total } from './prometheus-text.ts';
-import { until } from './support.ts';
+import { quietFor, until, type Activity } from './support.ts';
 
 const root = join(import.meta.dirname, '..');
 const sleepMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -114,32 +114,18 @@ export function successfulReconciles(metrics: string): number {
 }
 
 /** Reconciles of any result and the keys still waiting, for both controllers. */
-function activity(metrics: string): { reconciles: number; depth: number } {
+function activity(metrics: string): Activity {
   return {
     reconciles: total(metrics, 'stencil_reconcile_total'),
     depth: total(metrics, 'stencil_workqueue_depth'),
   };
 }
 
-/**
- * Waits until the operator has nothing to do: empty queues and no reconcile finished for
- * `quietMs` (a key being reconciled is not in the queue, so the depth alone is not enough).
- */
+/** Waits until the operator has nothing to do (`quietFor`). */
 export async function settled(
   operator: OperatorProcess,
   quietMs = 1_500,
   timeoutMs = 300_000,
 ): Promise<void> {
-  let last = activity(await operator.scrape());
-  let quietSince = performance.now();
-  await until(async () => {
-    await new Promise((r) => setTimeout(r, 250));
-    const now = activity(await operator.scrape());
-    if (now.reconciles !== last.reconciles || now.depth > 0) {
-      last = now;
-      quietSince = performance.now();
-      return false;
-    }
-    return performance.now() - quietSince >= quietMs;
-  }, timeoutMs);
+  await quietFor(async () => activity(await operator.scrape()), quietMs, timeoutMs);
 }

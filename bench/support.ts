@@ -93,3 +93,32 @@ export function passwordTemplate(namespace: string): KubeObject {
     },
   });
 }
+
+/** What a controller's /metrics say it did: reconciles finished so far, and keys queued now. */
+export interface Activity {
+  reconciles: number;
+  depth: number;
+}
+
+/**
+ * Waits until a controller has nothing to do: empty queues and no reconcile finished for
+ * `quietMs` (a key being reconciled is not in the queue, so the depth alone is not enough).
+ */
+export async function quietFor(
+  read: () => Promise<Activity>,
+  quietMs: number,
+  timeoutMs: number,
+): Promise<void> {
+  let last = await read();
+  let quietSince = performance.now();
+  await until(async () => {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await read();
+    if (now.reconciles !== last.reconciles || now.depth > 0) {
+      last = now;
+      quietSince = performance.now();
+      return false;
+    }
+    return performance.now() - quietSince >= quietMs;
+  }, timeoutMs);
+}
