@@ -9,7 +9,6 @@ import { createKubernetesAjv } from '../crd-schema/crd-ajv.ts';
 import { pruneNulls } from '../crd-schema/null-pruning.ts';
 import { isInt32, isInt64 } from './kubernetes-formats.ts';
 import { OBJECT_META, type KubernetesSchemas } from './kubernetes-schemas.ts';
-import { withoutNulls } from './null-values.ts';
 import { objectLabel, objectProblems, underField, type ObjectVerdict } from './object-problems.ts';
 import { crdSchema, type SchemaNode } from './schema-dialect.ts';
 
@@ -167,7 +166,7 @@ export function validateCustomResource(
     blocked ? errors.filter((e) => e.keyword !== 'x-kubernetes-validations') : errors,
   );
   if (isRecord(data.metadata)) {
-    const metaErrors = builtIns.errorsOf(OBJECT_META, withoutNulls(data.metadata));
+    const metaErrors = builtIns.errorsOf(OBJECT_META, data.metadata);
     problems.push(...underField('metadata', objectProblems(label, metaErrors)));
   }
   const notes = compiled.skippedRules.map(

@@ -6,7 +6,6 @@ import { validObjects } from '../../../test/fixtures/built-in-objects.ts';
 import { schemaFileReader } from '../../kubernetes-schema-files.ts';
 import { CrdSchemaCompiler, CustomResourceSchemas, validateCustomResource } from './crd-schemas.ts';
 import { KubernetesSchemas } from './kubernetes-schemas.ts';
-import { withoutNulls } from './null-values.ts';
 import type { ObjectProblem, ObjectVerdict } from './object-problems.ts';
 import { validateObject } from './object-schema.ts';
 
@@ -230,6 +229,21 @@ const ROWS: Row[] = [
     ],
   },
   {
+    name: 'an unknown field whose value is null (the strict decoder still reports it)',
+    object: edited('Deployment', ['spec.template.spec.nonExistentField', null]),
+    problems: [{ path: 'spec.template.spec.nonExistentField', actual: 'null' }],
+  },
+  {
+    name: 'a required field that is null (Go decodes "", then validation wants a name)',
+    object: edited('Deployment', ['spec.template.spec.containers.0.name', null]),
+    problems: [{ path: 'spec.template.spec.containers[0].name', message: 'Required value' }],
+  },
+  {
+    name: 'a null list item where an object is expected (an empty one, without its name)',
+    object: edited('Deployment', ['spec.template.spec.containers.0', null]),
+    problems: [{ path: 'spec.template.spec.containers[0].name', message: 'Required value' }],
+  },
+  {
     name: 'an RFC 3339 date-time in lower case (Go refuses it)',
     object: edited('ConfigMap', ['metadata.creationTimestamp', '2026-01-02t03:04:05z']),
     problems: [{ path: 'metadata.creationTimestamp', actual: 'string' }],
@@ -316,6 +330,10 @@ describe('what the API server accepts, whatever its type looks like', () => {
     [
       'a date-time with a fraction and an offset',
       edited('ConfigMap', ['metadata.creationTimestamp', '2026-01-02T03:04:05.5+01:00']),
+    ],
+    [
+      'a null item in a list of strings (Go decodes it as "")',
+      edited('Deployment', ['spec.template.spec.containers.0.args', ['--a', null]]),
     ],
     ['base64 wrapped over lines', edited('Secret', ['data.password', 'czNj\ncmV0'])],
     ['an empty Secret value', edited('Secret', ['data.password', ''])],
@@ -570,16 +588,6 @@ describe('custom resources against a CRD given at run time', () => {
     expect(validateObject(instance, schemas)).toEqual({
       checked: false,
       note: 'no schema for stencil.dev/v1alpha1 TemplateInstance, skipped',
-    });
-  });
-});
-
-describe('withoutNulls', () => {
-  it('drops null members, keeps null items, and returns its input when there is nothing to drop', () => {
-    const clean = { a: [1, { b: 'c' }] };
-    expect(withoutNulls(clean)).toBe(clean);
-    expect(withoutNulls({ a: null, b: [null, { c: null, d: 1 }] })).toEqual({
-      b: [null, { d: 1 }],
     });
   });
 });

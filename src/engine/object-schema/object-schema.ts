@@ -5,7 +5,6 @@
 // the dry run.
 import type { CustomResourceSchemas } from './crd-schemas.ts';
 import type { KubernetesSchemas } from './kubernetes-schemas.ts';
-import { withoutNulls } from './null-values.ts';
 import { objectLabel, objectProblems, type ObjectVerdict } from './object-problems.ts';
 
 /**
@@ -35,6 +34,6 @@ export function validateObject(
   if (!definition) {
     return { checked: false, note: `no schema for ${typed.apiVersion} ${typed.kind}, skipped` };
   }
-  const errors = builtIns.errorsOf(definition, withoutNulls(typed));
+  const errors = builtIns.errorsOf(definition, typed);
   return { checked: true, problems: objectProblems(objectLabel(typed), errors), notes: [] };
 }

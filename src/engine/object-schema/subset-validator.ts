@@ -1,6 +1,7 @@
 // Checks JSON against the small JSON Schema subset of the built-in bundle: type, enum, format,
 // required, properties, additionalProperties, items, $ref by definition name and
-// x-kubernetes-list-map-keys (tools/k8s-schemas.ts refuses any other keyword). It walks the schema
+// x-kubernetes-list-map-keys (tools/k8s-schemas.ts refuses any other keyword), reading null as
+// the API server's Go decoding of a built-in kind reads it. It walks the schema
 // instead of compiling it: ajv needs 0.3 to 1 s to compile the Deployment schema alone (ADR
 // 0029), this needs nothing. Its errors have ajv's shape, so one mapping (object-problems.ts)
 // turns both into problems.
@@ -73,6 +74,11 @@ function checkValue(walk: Walk, node: SchemaNode, data: unknown): void {
     checkValue(walk, target, data);
     return;
   }
+  if (data === null && node.type !== undefined) {
+    // Go decodes a null list item as the item type's zero value: an empty object, "", 0, false.
+    if ([node.type].flat().includes('object')) checkValue(walk, node, {});
+    return;
+  }
   if (node.type !== undefined) {
     const types = [node.type].flat() as string[];
     if (!types.some((t) => hasType(t, data))) {
@@ -97,15 +103,23 @@ function checkFormat(walk: Walk, node: SchemaNode, data: unknown): void {
   }
 }
 
+/**
+ * A null member leaves a Go struct field at its zero value, as if absent (`replicas: null` and
+ * `creationTimestamp: null` are accepted; a required field that is null is missing), but the
+ * strict decoder still reports an unknown field whose value is null.
+ */
 function checkObject(walk: Walk, node: SchemaNode, data: Record<string, unknown>): void {
   for (const field of (node.required ?? []) as string[]) {
-    if (!Object.hasOwn(data, field)) fail(walk, 'required', { missingProperty: field }, data, node);
+    if (!Object.hasOwn(data, field) || data[field] === null) {
+      fail(walk, 'required', { missingProperty: field }, data, node);
+    }
   }
   const properties = node.properties as Record<string, SchemaNode> | undefined;
   const additional = node.additionalProperties as SchemaNode | boolean | undefined;
   for (const [field, value] of Object.entries(data)) {
     const declared = properties && Object.hasOwn(properties, field) ? properties[field] : undefined;
     const schema = declared ?? (typeof additional === 'object' ? additional : undefined);
+    if (schema && value === null) continue;
     if (schema) {
       walk.at.push(field);
       checkValue(walk, schema, value);
