@@ -17,6 +17,7 @@ const LOGGING_AND_METRICS = '(^|/)node_modules/(pino|prom-client)/';
 const ENGINE_CONCERNS = [
   'shared',
   'crd-schema',
+  'object-schema',
   'redaction',
   'objects',
   'sources',

@@ -1,5 +1,8 @@
 // `npm run bench:render`: compile time and cached render throughput for a typical Template of
-// ten resources (Deployment, Service, Ingress, ConfigMaps, ...), through the operator's own path.
+// ten resources (Deployment, Service, Ingress, ConfigMaps, ...), through the operator's own path,
+// and what checking the rendered objects against their schemas adds (ADR 0029).
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse } from 'yaml';
 import type { Template } from '../src/api/template.ts';
@@ -9,6 +12,9 @@ import { MemorySource } from '../src/engine/sources/memory-source.ts';
 import { compileTemplate, renderTemplate } from '../src/engine/render/render.ts';
 import { renderInProcess } from '../src/engine/render/render-job.ts';
 import { RenderPool } from '../src/operator/render-pool/render-pool.ts';
+import { KubernetesSchemas } from '../src/engine/object-schema/kubernetes-schemas.ts';
+import { validateObject } from '../src/engine/object-schema/object-schema.ts';
+import { schemaFileReader } from '../src/kubernetes-schema-files.ts';
 
 const configMaps = Array.from(
   { length: 6 },
@@ -20,7 +26,7 @@ metadata:
   labels: {app: {{instance.name}}, part: "${i}"}
 data:
   level: {{parameters.logLevel}}
-  hosts: {{toJson parameters.hosts}}
+  hosts: {{quote (toJson parameters.hosts)}}
   checksum: {{sha256 parameters.image}}
 `,
 ).join('');
@@ -131,6 +137,26 @@ measure('render 10 resources, compiled body cached (render + YAML parse)', 2000,
   const result = renderTemplate(compiled.value, context);
   if (!result.ok || result.value.length !== 10) throw new Error('unexpected render');
 });
+
+// Issue #26: the ten rendered objects checked against their schemas (ADR 0029), as `stencil
+// render` and the operator will: what that adds to each render (a difference of two render
+// timings drowns in their noise). The schemas' load time and memory are measured in a fresh
+// process at the end (bench/object-schema.ts).
+{
+  const schemas = new KubernetesSchemas(schemaFileReader());
+  const result = renderTemplate(compiled.value, context);
+  if (!result.ok) throw new Error('unexpected render');
+  measure(
+    'check the 10 rendered objects against their schemas (added per render; goal 2 ms)',
+    5000,
+    () => {
+      for (const { object } of result.value) {
+        const verdict = validateObject(object, schemas);
+        if (!verdict.checked || verdict.problems.length > 0) throw new Error('invalid object');
+      }
+    },
+  );
+}
 
 const source = new MemorySource([
   {
@@ -281,3 +307,11 @@ async function timed(
 console.log(
   `heap used: ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(1)} MiB; node ${process.version}`,
 );
+
+// Issue #26: the schemas' lazy load and memory, in a process of their own (goal: 10 MiB).
+const schemaBench = spawnSync(
+  process.execPath,
+  ['--expose-gc', '--import', 'tsx', 'bench/object-schema.ts'],
+  { cwd: join(import.meta.dirname, '..'), stdio: 'inherit' },
+);
+if (schemaBench.status !== 0) throw new Error('bench/object-schema.ts failed');

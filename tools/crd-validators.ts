@@ -1,87 +1,12 @@
 // The CRD validators as standalone code (ajv's standalone mode): `npm run generate` compiles the
 // openAPIV3Schemas once, here, so that no start of `stencil` or of the operator compiles them.
-// Kubernetes keywords become calls into src/engine/crd-schema/crd-keywords.ts.
-import { Ajv, _, stringify, type KeywordCxt } from 'ajv';
+// Kubernetes keywords (src/engine/crd-schema/crd-ajv.ts) become calls into crd-keywords.ts.
+import { _ } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { compileCel, isTransitionRule } from '../src/engine/crd-schema/cel.ts';
-import {
-  CRD_FORMATS,
-  celRuleCheck,
-  listMapKeysCheck,
-  type CelRule,
-} from '../src/engine/crd-schema/crd-keywords.ts';
+import { createKubernetesAjv } from '../src/engine/crd-schema/crd-ajv.ts';
 
 /** The file the generated module is written to, relative to the repository root. */
 export const CRD_VALIDATORS_FILE = 'src/engine/crd-schema/crd-validators.generated.ts';
-
-/**
- * `x-kubernetes-validations`: one error per failing rule, its message the rule's (as the API
- * server words it). Every rule is compiled here, so a rule that is not valid CEL fails generation
- * as it would fail CRD creation. Transition rules (oldSelf) apply to updates only: left out.
- */
-function celRulesCode(cxt: KeywordCxt): void {
-  const { gen, data } = cxt;
-  const rules = (cxt.schema as CelRule[]).filter(({ rule }) => !isTransitionRule(rule));
-  for (const { rule, messageExpression } of rules) {
-    compileCel(rule);
-    if (messageExpression) compileCel(messageExpression);
-  }
-  if (rules.length === 0) return;
-  const check = gen.scopeValue('keyword', {
-    ref: celRuleCheck(rules),
-    code: _`celRuleCheck(${stringify(rules)})`,
-  });
-  gen.forOf('message', _`${check}(${data})`, (message) => cxt.error(false, { message }));
-}
-
-/** `x-kubernetes-list-map-keys`: one error per item whose keys an earlier item had. */
-function listMapKeysCode(cxt: KeywordCxt): void {
-  const { gen, data } = cxt;
-  const keys = cxt.schema as string[];
-  const check = gen.scopeValue('keyword', {
-    ref: listMapKeysCheck(keys),
-    code: _`listMapKeysCheck(${stringify(keys)})`,
-  });
-  gen.forOf('duplicate', _`${check}(${data})`, (duplicate) =>
-    cxt.error(false, { index: _`${duplicate}.index`, message: _`${duplicate}.message` }),
-  );
-}
-
-function createAjv(): Ajv {
-  const ajv = new Ajv({
-    // strictRequired is off: Kubernetes schemas name required fields inside oneOf/not branches.
-    allErrors: true,
-    strict: true,
-    strictRequired: false,
-    verbose: true,
-    code: { source: true, esm: true, formats: _`CRD_FORMATS` },
-  });
-  ajv.addFormat('date-time', CRD_FORMATS['date-time']);
-  ajv.addFormat('int64', CRD_FORMATS.int64);
-  ajv.addVocabulary([
-    'x-kubernetes-preserve-unknown-fields',
-    'x-kubernetes-list-type',
-    'x-kubernetes-map-type',
-    'x-kubernetes-int-or-string',
-    'x-kubernetes-embedded-resource',
-  ]);
-  ajv.addKeyword({
-    keyword: 'x-kubernetes-validations',
-    schemaType: 'array',
-    code: celRulesCode,
-    error: { message: ({ params }) => _`${params.message}` },
-  });
-  ajv.addKeyword({
-    keyword: 'x-kubernetes-list-map-keys',
-    schemaType: 'array',
-    code: listMapKeysCode,
-    error: {
-      message: ({ params }) => _`${params.message}`,
-      params: ({ params }) => _`{index: ${params.index}}`,
-    },
-  });
-  return ajv;
-}
 
 /**
  * ajv's standalone code reaches its runtime helpers with `require()`, which an ES module does not
@@ -105,7 +30,7 @@ function withoutRequires(code: string): string {
  * (openAPIV3Schema by `<Kind>_<version>`), exported under the same name. Unformatted.
  */
 export function crdValidatorsSource(schemas: Readonly<Record<string, object>>): string {
-  const ajv = createAjv();
+  const ajv = createKubernetesAjv({ code: { source: true, esm: true, formats: _`CRD_FORMATS` } });
   for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(schema, name);
   const exports = Object.fromEntries(Object.keys(schemas).map((name) => [name, name]));
   const code = withoutRequires(standaloneCode.default(ajv, exports));

@@ -1,7 +1,8 @@
 // `npm run generate`: derives checked-in files from config/crd (the single source of truth):
 // src/api/schemas.generated.ts (CRD schemas), src/engine/crd-schema/crd-validators.generated.ts
 // (their validators, compiled), charts/stencil/crds/ (byte copies) and config/deploy/stencil.yaml
-// (plain manifests via `helm template`). verify fails on a stale one.
+// (plain manifests via `helm template`); and schemas/kubernetes/ (the built-in kinds' schemas of
+// the Kubernetes version tools/kube-apiserver builds, ADR 0029). verify fails on a stale one.
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { parse } from 'yaml';
 import * as prettier from 'prettier';
 import { ensureHelm } from './control-plane/binaries.ts';
 import { CRD_VALIDATORS_FILE, crdValidatorsSource } from './crd-validators.ts';
+import { K8S_SCHEMAS_DIR, writeKubernetesSchemas } from './k8s-schemas.ts';
 
 interface Crd {
   spec: {
@@ -87,6 +89,29 @@ async function writeDeployManifest(files: string[]): Promise<void> {
   console.log(`generated config/deploy/stencil.yaml with ${helm}`);
 }
 
+/**
+ * schemas/kubernetes/: needs Go (the k8s.io/kubernetes module and a build of the enum tool).
+ * Without it the bundle is left as it is, unless STENCIL_REQUIRE_GO=1 (verify) makes that an error.
+ */
+async function writeSchemaBundle(): Promise<void> {
+  let summary;
+  try {
+    summary = await writeKubernetesSchemas();
+  } catch (error) {
+    const why = `cannot build it (${(error as Error).message.split('\n')[0]})`;
+    if (process.env.STENCIL_REQUIRE_GO === '1') throw new Error(`${K8S_SCHEMAS_DIR}: ${why}`);
+    console.warn(`skipped ${K8S_SCHEMAS_DIR}/: ${why}; install Go`);
+    return;
+  }
+  const kib = (bytes: number): string => `${(bytes / 1024).toFixed(0)} KiB`;
+  console.log(
+    `generated ${K8S_SCHEMAS_DIR}/ from k8s.io/kubernetes@${summary.version}: ${summary.files} files, ` +
+      `${summary.definitions} definitions, ${summary.kinds} kinds, ${summary.enums} enums; ` +
+      `${kib(summary.bytes)} (${kib(summary.gzipBytes)} gzipped), largest ` +
+      summary.largest.map((f) => `${f.file} ${kib(f.bytes)}`).join(', '),
+  );
+}
+
 async function writeTypeScript(file: string, source: string): Promise<void> {
   const options = (await prettier.resolveConfig(join(root, 'package.json'))) ?? {};
   writeFileSync(
@@ -122,6 +147,7 @@ async function main(): Promise<void> {
   console.log(`generated ${CRD_VALIDATORS_FILE} (ajv standalone)`);
   copyChartCrds(files);
   await writeDeployManifest(files);
+  await writeSchemaBundle();
 }
 
 await main();

@@ -7,10 +7,11 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 step "generate"
-# Builds helm on first use (config/deploy/stencil.yaml); not having it is an error here.
-STENCIL_REQUIRE_HELM=1 npm run --silent generate
+# Builds helm on first use (config/deploy/stencil.yaml) and reads the k8s.io/kubernetes module
+# (schemas/kubernetes/); not having helm or Go is an error here.
+STENCIL_REQUIRE_HELM=1 STENCIL_REQUIRE_GO=1 npm run --silent generate
 generated=(src/api/schemas.generated.ts src/engine/crd-schema/crd-validators.generated.ts charts/stencil/crds/
-  config/deploy/)
+  config/deploy/ schemas/kubernetes/)
 if [ -n "$(git status --porcelain -- "${generated[@]}")" ]; then
   git --no-pager diff -- "${generated[@]}" | head -50
   echo "generated files are out of date: run 'npm run generate' and commit the result" >&2

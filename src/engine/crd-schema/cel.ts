@@ -44,3 +44,30 @@ export function compileCel(expression: string): CelProgram {
 export function isTransitionRule(rule: string): boolean {
   return /\boldSelf\b/.test(rule);
 }
+
+/** Operators the evaluator handles itself rather than through its function table. */
+const OPERATORS = new Set(['_&&_', '_||_', '_?_:_', '_[_]', '@not_strictly_false']);
+
+/**
+ * The functions `expression` calls that this CEL environment lacks, such as the Kubernetes CEL
+ * libraries (`isURL`, `quantity`, `url`, `format.*`): evaluated here they would error, and an
+ * erroring rule fails. Throws when `expression` is not valid CEL.
+ */
+export function missingFunctions(expression: string): string[] {
+  const missing = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (typeof node === 'object' && node !== null) {
+      const call = node as { $typeName?: string; function?: unknown };
+      if (call.$typeName === 'cel.expr.Expr.Call' && typeof call.function === 'string') {
+        if (!OPERATORS.has(call.function) && !env.funcs.find(call.function)) {
+          missing.add(call.function);
+        }
+      }
+      for (const value of Object.values(node)) walk(value);
+    }
+  };
+  // Only the expression: the source info keeps the macros (all, has, map) as they were written.
+  walk(parse(expression).expr);
+  return [...missing];
+}

@@ -48,7 +48,8 @@ export function toFieldPath(pointer: string): string {
     }, '');
 }
 
-function typeName(value: unknown): string {
+/** The JSON type of a value as the API server names it: whole numbers are `integer`. */
+export function typeName(value: unknown): string {
   if (Array.isArray(value)) return 'array';
   if (value === null) return 'null';
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
@@ -114,7 +115,7 @@ function notHint(schema: unknown): string {
 }
 
 /** Errors inside oneOf/anyOf/not branches only explain the combinator's own error. */
-function isBranchError(error: ErrorObject): boolean {
+export function isBranchError(error: ErrorObject): boolean {
   return /\/(oneOf|anyOf|not)\//.test(error.schemaPath);
 }
 
@@ -148,7 +149,7 @@ export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
 }
 
 /** A value of the wrong type fails its enum/length checks too; report only the type, as the server does. */
-function withoutTypeFollowUps(problems: Problem[]): Problem[] {
+export function withoutTypeFollowUps<P extends Problem>(problems: P[]): P[] {
   const mistyped = new Set(
     problems.filter((p) => p.message.includes('must be of type')).map((p) => p.path),
   );
