@@ -42,6 +42,22 @@ describe('EventSender', () => {
     expect(dropped).toBe(3);
   });
 
+  it('sends at most its lanes at once, the others in their order', async () => {
+    const gate = deferred();
+    const started: string[] = [];
+    const events = new EventSender(1_000, undefined, 2);
+    for (const key of ['a', 'b', 'c', 'd'])
+      events.enqueue(key, async () => {
+        started.push(key);
+        await gate.promise;
+      });
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(started).toEqual(['a', 'b']);
+    gate.resolve();
+    await events.drain(1_000);
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+  });
+
   it('stops waiting at the timeout of a drain', async () => {
     const events = new EventSender();
     events.enqueue('stuck', () => new Promise<void>(() => undefined));
