@@ -63,6 +63,14 @@ const ROWS: Row[] = [
     cell: (r) => String(r.rotationTurnsSkipped),
   },
   {
+    what: 'Longest event-loop delay during the wave: operator / this benchmark',
+    goal: '',
+    cell: (r) =>
+      r.eventLoopMax
+        ? `${ms(r.eventLoopMax.operator * 1000)} / ${ms(r.eventLoopMax.bench * 1000)}`
+        : '—',
+  },
+  {
     what: 'Noisy wave: first creation → last instance Ready (the 16 parallel creators finished at)',
     goal: '',
     cell: (r) => `${sec(r.convergeSeconds)} (${sec(r.createSeconds)})`,

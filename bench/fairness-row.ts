@@ -5,12 +5,14 @@
 // quiet work waits behind the whole wave; a namespace-fair queue should serve it within a second.
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import type { KubeCluster } from '../src/kube/cluster.ts';
 import { connect } from '../src/kube/connection.ts';
 import { ConfigMapWatch } from './configmap-watch.ts';
 import { InstanceWatch } from './instance-watch.ts';
 import { settled, startOperatorProcess, type OperatorProcess } from './operator-process.ts';
+import { total } from './prometheus-text.ts';
 import { OPERATOR_CONCURRENCY } from './scale-rows.ts';
 import { benchCluster } from './support.ts';
 import {
@@ -77,6 +79,12 @@ export interface FairnessResult {
   watchRestarts: { wave: number; quiet: number };
   /** 1-minute load average at the start and end of the row (2 cores: > 2 is contention). */
   load: [number, number];
+  /**
+   * The longest event-loop delay during the wave, in seconds: the operator's (its
+   * `nodejs_eventloop_lag_max_seconds`, which each scrape resets) and this benchmark's own,
+   * whose watches time the samples. Absent in results kept from before it was measured.
+   */
+  eventLoopMax?: { operator: number; bench: number };
 }
 
 export interface FairnessOptions {
@@ -270,6 +278,10 @@ export async function runFairness(size: number, options: FairnessOptions): Promi
     await tenant.residents(QUIET_RESIDENTS);
     await settled(operator);
     options.log(`fairness: the wave of ${size} noisy instances, the quiet tenant beside it`);
+    // A scrape resets the operator's event-loop maximum: what the next one reads is the wave's.
+    await operator.scrape();
+    const benchLoop = monitorEventLoopDelay({ resolution: 10 });
+    benchLoop.enable();
     const waveStart = performance.now();
     tenant.waveStart = waveStart;
     let waveEnd: number | undefined;
@@ -290,6 +302,11 @@ export async function runFairness(size: number, options: FairnessOptions): Promi
     await tenant.done();
     await creating;
     await waveReady;
+    benchLoop.disable();
+    const eventLoopMax = {
+      operator: total(await operator.scrape(), 'stencil_nodejs_eventloop_lag_max_seconds'),
+      bench: benchLoop.max / 1e9,
+    };
     const end = waveEnd!;
     const during = (s: QuietSample): QuietSample => ({ ...s, duringWave: waveStart + s.at < end });
     const commit = commitOf();
@@ -313,6 +330,7 @@ export async function runFairness(size: number, options: FairnessOptions): Promi
         quiet: [...quietInstances.values()].reduce((n, w) => n + w.restarts, 0),
       },
       load: [load0, loadavg()[0] ?? 0],
+      eventLoopMax,
     };
     options.log(
       `fairness: wave Ready after ${result.convergeSeconds.toFixed(1)} s; quiet creations ` +
