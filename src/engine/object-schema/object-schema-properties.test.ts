@@ -3,7 +3,7 @@
 // reported at its own path and nowhere else, and no message ever holds a value.
 import { fc, it as prop } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { validObjects } from '../../../test/fixtures/built-in-objects.ts';
+import { validObjects, widgetCrd } from '../../../test/fixtures/built-in-objects.ts';
 import { caseCounter, expectExercised, runs } from '../../../test/support/property-runs.ts';
 import { schemaFileReader } from '../../kubernetes-schema-files.ts';
 import { KubernetesSchemas } from './kubernetes-schemas.ts';
@@ -51,37 +51,13 @@ function problems(verdict: ObjectVerdict): { path: string; message: string }[] {
   return verdict.problems;
 }
 
-const preservingCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.com' },
-  spec: {
-    group: 'example.com',
-    names: { kind: 'Widget', plural: 'widgets' },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                properties: {
-                  size: { type: 'integer' },
-                  config: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                },
-              },
-            },
-          },
-        },
-      },
-    ],
+const preservingCrd = widgetCrd({
+  type: 'object',
+  properties: {
+    size: { type: 'integer' },
+    config: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
   },
-};
+});
 const crds = new CustomResourceSchemas(schemas, new CrdSchemaCompiler()).addAll([preservingCrd]);
 const IDENTITY = new Set(['apiVersion', 'kind', 'metadata.name', 'metadata.namespace']);
 

@@ -2,7 +2,7 @@
 // passes, what it refuses is a problem naming the object, the field path, what was expected and
 // the JSON type found (never the value), and a kind without a schema is skipped with a note.
 import { describe, expect, it } from 'vitest';
-import { validObjects } from '../../../test/fixtures/built-in-objects.ts';
+import { validObjects, widgetCrd } from '../../../test/fixtures/built-in-objects.ts';
 import { schemaFileReader } from '../../kubernetes-schema-files.ts';
 import { CrdSchemaCompiler, CustomResourceSchemas, validateCustomResource } from './crd-schemas.ts';
 import { KubernetesSchemas } from './kubernetes-schemas.ts';
@@ -371,59 +371,35 @@ describe('a kind without a schema', () => {
   });
 });
 
-const widgetCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.com' },
-  spec: {
-    group: 'example.com',
-    names: { kind: 'Widget', plural: 'widgets' },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                required: ['size'],
-                'x-kubernetes-validations': [
-                  {
-                    rule: 'self.size <= 10',
-                    message: 'size is at most 10',
-                    messageExpression: "'size ' + string(self.size)",
-                  },
-                ],
-                properties: {
-                  size: { type: 'integer', format: 'int32', minimum: 1 },
-                  mode: { type: 'string', enum: ['fast', 'safe'] },
-                  port: { 'x-kubernetes-int-or-string': true },
-                  note: { type: 'string', nullable: true, maxLength: 8 },
-                  config: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                  template: {
-                    type: 'object',
-                    'x-kubernetes-embedded-resource': true,
-                    'x-kubernetes-preserve-unknown-fields': true,
-                  },
-                  tags: {
-                    type: 'array',
-                    items: { type: 'string' },
-                    'x-kubernetes-list-type': 'set',
-                  },
-                  ratio: { type: 'number', maximum: 1, exclusiveMaximum: true },
-                },
-              },
-            },
-          },
-        },
-      },
-    ],
+const WIDGET_CRD = widgetCrd({
+  type: 'object',
+  required: ['size'],
+  'x-kubernetes-validations': [
+    {
+      rule: 'self.size <= 10',
+      message: 'size is at most 10',
+      messageExpression: "'size ' + string(self.size)",
+    },
+  ],
+  properties: {
+    size: { type: 'integer', format: 'int32', minimum: 1 },
+    mode: { type: 'string', enum: ['fast', 'safe'] },
+    port: { 'x-kubernetes-int-or-string': true },
+    note: { type: 'string', nullable: true, maxLength: 8 },
+    config: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    template: {
+      type: 'object',
+      'x-kubernetes-embedded-resource': true,
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    tags: {
+      type: 'array',
+      items: { type: 'string' },
+      'x-kubernetes-list-type': 'set',
+    },
+    ratio: { type: 'number', maximum: 1, exclusiveMaximum: true },
   },
-};
+});
 
 const widget = (spec: Json, metadata: Json = { name: 'w', namespace: 'team-a' }): Json => ({
   apiVersion: 'example.com/v1',
@@ -435,11 +411,11 @@ const widget = (spec: Json, metadata: Json = { name: 'w', namespace: 'team-a' })
 describe('custom resources against a CRD given at run time', () => {
   const crds = new CustomResourceSchemas(schemas, compiler).addAll([
     validObjects().Deployment,
-    widgetCrd,
+    WIDGET_CRD,
   ]);
 
   it('the CRD itself is a valid built-in object', () => {
-    expect(found(widgetCrd)).toEqual([]);
+    expect(found(WIDGET_CRD)).toEqual([]);
   });
 
   it('accepts a valid resource, int-or-string both ways, null where nullable, anything under preserve', () => {
