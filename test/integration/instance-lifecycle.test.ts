@@ -7,6 +7,7 @@ import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts'
 import type { TemplateStatus } from '../../src/api/template.ts';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import { configMap, instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
@@ -397,14 +398,23 @@ spec:
     );
     await user.apply(instance(appNs, 'gone', { name: 'gone', namespace: tplNs }));
     await untilCondition('gone', 'Ready', 'Reconciled');
-    // Status writes are conditional on the resourceVersion: write from a fresh read.
-    const current = await user.get({
-      apiVersion: API_VERSION,
-      kind: 'TemplateInstance',
-      name: 'gone',
-      namespace: appNs,
-    });
-    await user.patchStatus(current!, { renderedResources: [] });
+    // Status writes are conditional on the resourceVersion: write from a fresh read, again if
+    // the operator wrote in between (a later pass may still be writing its status).
+    await eventually(async () => {
+      const current = await user.get({
+        apiVersion: API_VERSION,
+        kind: 'TemplateInstance',
+        name: 'gone',
+        namespace: appNs,
+      });
+      try {
+        await user.patchStatus(current!, { renderedResources: [] });
+        return true;
+      } catch (error) {
+        if (isClusterError(error, 'Conflict')) return false;
+        throw error;
+      }
+    }, 'the status wiped by the test');
     await eventually(
       async () => (await instanceStatus('gone'))?.renderedResources?.length === 0,
       'the wiped status',
