@@ -80,6 +80,10 @@ function recording(
 
 const byApp = { app: (o: KubeObject) => [o.metadata.labels?.app ?? ''].filter(Boolean) };
 
+/** The cache of namespaced ConfigMaps the tests reconcile. */
+const configMapCache = (): KindCache<KubeObject> =>
+  new KindCache<KubeObject>({ group: '', version: 'v1', plural: 'configmaps', namespaced: true });
+
 describe('a kind cache', () => {
   it('watches a namespaced kind in each namespace, a cluster-wide one once, and reads across', async () => {
     const { shell, paths, synced } = fakeShell({
@@ -114,12 +118,7 @@ describe('a kind cache', () => {
 describe('a controller', () => {
   it('enqueues what each of its watches routes to it, from kinds other controllers watch too', async () => {
     const { shell, synced, emit } = fakeShell({ '*/configmaps': [cm('a', 'x')] });
-    const configMaps = new KindCache<KubeObject>({
-      group: '',
-      version: 'v1',
-      plural: 'configmaps',
-      namespaced: true,
-    });
+    const configMaps = configMapCache();
     const changes: Change<KubeObject>[] = [];
     const own = recording(configMaps, [
       watch(configMaps, (change) => {
@@ -159,12 +158,7 @@ describe('a controller', () => {
 
   it('resyncs a request per object of its kind', async () => {
     const { shell, synced } = fakeShell({ '*/configmaps': [cm('a', 'x'), cm('b', 'y')] });
-    const configMaps = new KindCache<KubeObject>({
-      group: '',
-      version: 'v1',
-      plural: 'configmaps',
-      namespaced: true,
-    });
+    const configMaps = configMapCache();
     const { controller, reconciled } = recording(configMaps, []);
     configMaps.watch(shell, undefined);
     await synced();
@@ -182,12 +176,7 @@ describe('a controller', () => {
     const { shell, synced } = fakeShell({
       '*/configmaps': [cm('a', 'x'), cm('b', 'y'), cm('c', 'z')],
     });
-    const configMaps = new KindCache<KubeObject>({
-      group: '',
-      version: 'v1',
-      plural: 'configmaps',
-      namespaced: true,
-    });
+    const configMaps = configMapCache();
     const { controller, reconciled } = recording(configMaps, []);
     configMaps.watch(shell, undefined);
     await synced();

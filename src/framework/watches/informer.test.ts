@@ -354,6 +354,16 @@ describe('the informer', () => {
     class StreamingSource extends FakeSource {
       readonly streamingLists = true;
     }
+    /** Every event the informer hands its handlers, as `<type> <name> <origin>`. */
+    const recordEvents = (informer: Informer): string[] => {
+      const seen: string[] = [];
+      informer.addHandlers({
+        add: (o, origin) => seen.push(`add ${o.metadata.name} ${origin}`),
+        update: (o, _old, origin) => seen.push(`update ${o.metadata.name} ${origin}`),
+        delete: (o, origin) => seen.push(`delete ${o.metadata.name} ${origin}`),
+      });
+      return seen;
+    };
     const endOfInitialEvents = (resourceVersion: string): KubeObject => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -363,11 +373,7 @@ describe('the informer', () => {
     it('fills the cache from the initial events, syncs at their bookmark, then keeps watching', async () => {
       const source = new StreamingSource();
       const informer = new Informer(source, { path: '/api/v1/configmaps' });
-      const seen: string[] = [];
-      informer.addHandlers({
-        add: (o, origin) => seen.push(`add ${o.metadata.name} ${origin}`),
-        update: (o, _old, origin) => seen.push(`update ${o.metadata.name} ${origin}`),
-      });
+      const seen = recordEvents(informer);
       const started = informer.start();
       await flush();
       expect(source.lists).toBe(0);
@@ -416,12 +422,7 @@ describe('the informer', () => {
     it('a relist after 410 Gone streams again and reports only what moved', async () => {
       const source = new StreamingSource();
       const informer = new Informer(source, { path: '/api/v1/configmaps' });
-      const seen: string[] = [];
-      informer.addHandlers({
-        add: (o, origin) => seen.push(`add ${o.metadata.name} ${origin}`),
-        update: (o, _old, origin) => seen.push(`update ${o.metadata.name} ${origin}`),
-        delete: (o, origin) => seen.push(`delete ${o.metadata.name} ${origin}`),
-      });
+      const seen = recordEvents(informer);
       const started = informer.start();
       await flush();
       source.watches[0]!.emit('ADDED', cm('a', '5'));

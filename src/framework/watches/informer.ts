@@ -77,16 +77,20 @@ export interface InformerOptions {
   ) => void;
 }
 
-/** An error whose HTTP status (or watch Status code) is 410: our resourceVersion expired. */
-function isGone(error: unknown): boolean {
+/** The HTTP status of an error (or the code of a watch Status), if it has one. */
+function statusOf(error: unknown): number | undefined {
   const e = error as { statusCode?: number; code?: number; status?: number } | null;
-  return e?.statusCode === 410 || e?.code === 410 || e?.status === 410;
+  return e?.statusCode ?? e?.code ?? e?.status;
+}
+
+/** 410: our resourceVersion expired. */
+function isGone(error: unknown): boolean {
+  return statusOf(error) === 410;
 }
 
 /** A request the API server refused as malformed (400, 422): not something a retry mends. */
 function isRefused(error: unknown): boolean {
-  const e = error as { statusCode?: number; code?: number; status?: number } | null;
-  const status = e?.statusCode ?? e?.code ?? e?.status;
+  const status = statusOf(error);
   return status === 400 || status === 422;
 }
 
