@@ -23,6 +23,8 @@ export interface ObjectProblem extends Problem {
    * `null`), or `absent`.
    */
   actual: string;
+  /** The schema keyword that failed (`type`, `additionalProperties`, `required`, `enum`, ...). */
+  keyword: string;
 }
 
 /** An object checked (problems empty when valid, notes on what was not checked), or skipped. */
@@ -144,7 +146,7 @@ export function objectProblems(label: string, errors: ErrorObject[]): ObjectProb
     .map((e): ObjectProblem => {
       const path = toFieldPath(e.instancePath);
       const finding = (FINDINGS[e.keyword] ?? generic)(e, path);
-      return { ...finding, object: label, reason: TemplateReason.RenderFailed };
+      return { ...finding, object: label, keyword: e.keyword, reason: TemplateReason.RenderFailed };
     });
   return withoutTypeFollowUps(dedupe(problems));
 }

@@ -3,9 +3,24 @@
 // built-in kind against the bundle of Kubernetes 1.36. Types, enums, formats, required and unknown
 // fields; the Go validation beyond the schema (name syntax, ranges, cross-field rules) is left to
 // the dry run.
-import type { CustomResourceSchemas } from './crd-schemas.ts';
+import { CrdSchemaCompiler, CustomResourceSchemas } from './crd-schemas.ts';
 import type { KubernetesSchemas } from './kubernetes-schemas.ts';
 import { objectLabel, objectProblems, type ObjectVerdict } from './object-problems.ts';
+
+/**
+ * Where the engine gets the schemas of rendered objects: the offline bundle and CRD files in the
+ * CLI (OfflineSchemas), what the API server publishes in the operator. Synchronous: a caller that
+ * must fetch schemas does so before it evaluates (gather, then decide).
+ */
+export interface ObjectSchemas {
+  /** The verdict for one rendered object against the schema of its kind. */
+  check(object: unknown): ObjectVerdict;
+  /**
+   * The same schemas plus the CustomResourceDefinitions among `objects` (a Template may render a
+   * CRD and resources of its kind together); anything else among them is ignored.
+   */
+  withCrds(objects: readonly unknown[]): ObjectSchemas;
+}
 
 /**
  * Checks one rendered object (plain JSON) against the schema of its kind: a CRD of `crds` (which
@@ -36,4 +51,36 @@ export function validateObject(
   }
   const errors = builtIns.errorsOf(definition, typed);
   return { checked: true, problems: objectProblems(objectLabel(typed), errors), notes: [] };
+}
+
+/** One compiler per process: compiled CRD schemas are kept by their JSON. */
+const sharedCompiler = new CrdSchemaCompiler();
+
+/**
+ * The schemas known without a cluster: the built-in bundle, Stencil's own kinds, and the CRDs
+ * given (`--crds` files, or rendered alongside). ajv is loaded only when a custom resource is
+ * checked.
+ */
+export class OfflineSchemas implements ObjectSchemas {
+  readonly #crds: CustomResourceSchemas;
+
+  constructor(
+    readonly builtIns: KubernetesSchemas,
+    readonly crdObjects: readonly unknown[] = [],
+    readonly compiler: CrdSchemaCompiler = sharedCompiler,
+  ) {
+    this.#crds = new CustomResourceSchemas(builtIns, compiler).addAll(crdObjects);
+  }
+
+  check(object: unknown): ObjectVerdict {
+    return validateObject(object, this.builtIns, this.#crds);
+  }
+
+  withCrds(objects: readonly unknown[]): OfflineSchemas {
+    const crds = objects.filter(
+      (o) => (o as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition',
+    );
+    if (crds.length === 0) return this;
+    return new OfflineSchemas(this.builtIns, [...this.crdObjects, ...crds], this.compiler);
+  }
 }
