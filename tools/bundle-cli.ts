@@ -1,6 +1,7 @@
 // The second half of `npm run build` (ADR 0021): bundles the `stencil` commands
 // (src/cli/commands.ts and everything the offline commands load: the engine, yaml, handlebars,
-// @bufbuild/cel) into the one CommonJS file dist/stencil-commands.cjs with esbuild, and their
+// @bufbuild/cel, and ajv for custom resources: ADR 0029) into the one CommonJS file
+// dist/stencil-commands.cjs with esbuild, and their
 // loader (src/cli-loader.ts) into dist/stencil.cjs, package.json's bin; then renders
 // samples/web-app once through them to write the V8 code cache the loader reads. `stencil run`
 // stays outside the bundle: its dynamic import of src/main.ts becomes an import of dist/main.js,
@@ -22,7 +23,6 @@ const OPERATOR_ONLY = [
   'prom-client',
   'pino',
   'node-forge',
-  'ajv',
 ];
 
 /** src/main.ts (the operator) is loaded from tsc's output, next to the bundle, on demand. */
@@ -51,6 +51,9 @@ const result = await build({
   outfile: COMMANDS,
   plugins: [operatorOutside],
   metafile: true,
+  // src/kubernetes-schema-files.ts reads __dirname in this CommonJS output and import.meta only
+  // under ESM: the empty import.meta here is never read.
+  logOverride: { 'empty-import-meta': 'silent' },
 });
 const bundled = Object.keys(result.metafile.inputs);
 const leaked = OPERATOR_ONLY.filter((pkg) =>

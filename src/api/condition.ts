@@ -71,6 +71,8 @@ export const InstanceReason = {
   /** --authorize-sources=requester: the instance's requester may not read a source (ADR 0020). */
   SourceNotAuthorized: 'SourceNotAuthorized',
   TemplateExecutionFailed: 'TemplateExecutionFailed',
+  /** A rendered resource does not fit the schema of its kind (issue #26): nothing is applied. */
+  InvalidResource: 'InvalidResource',
   /** The render ran past --render-timeout and was stopped (docs/adr/0018-render-pool.md). */
   RenderTimeout: 'RenderTimeout',
   ApplyFailed: 'ApplyFailed',

@@ -23,7 +23,7 @@ const COMMANDS: Record<
     },
   },
   render: { spec: RENDER_COMMAND, run: renderCommand },
-  validate: { spec: VALIDATE_COMMAND, run: (argv) => Promise.resolve(validateCommand(argv)) },
+  validate: { spec: VALIDATE_COMMAND, run: validateCommand },
   diff: { spec: DIFF_COMMAND, run: diffCommand },
 };
 

@@ -19,6 +19,8 @@ import {
   type CommandSpec,
 } from '../command-line.ts';
 import { readObjects } from './manifest-files.ts';
+import { CRDS_FLAG, offlineSchemas } from './offline-schemas.ts';
+import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
 import {
   loadInstance,
   loadTemplate,
@@ -38,7 +40,7 @@ import {
 export const DIFF_COMMAND: CommandSpec = {
   name: 'diff',
   synopsis:
-    '--instance I.yaml (--from T.yaml | --from-revision N) (--to T.yaml | --to-revision N) [--template T.yaml] [--revisions R.yaml] [--objects O.yaml]... [--output text|json]',
+    '--instance I.yaml (--from T.yaml | --from-revision N) (--to T.yaml | --to-revision N) [--template T.yaml] [--revisions R.yaml] [--objects O.yaml]... [--crds CRDS.yaml]... [--output text|json]',
   summary:
     'Prints what a Template change does to an instance: objects added, changed (field by field) and pruned; exit 0 no difference, 1 differences, 2 trouble.',
   flags: {
@@ -72,6 +74,7 @@ export const DIFF_COMMAND: CommandSpec = {
       value: 'O.yaml',
       description: 'objects valueFrom and observed read, as for stencil render',
     },
+    crds: CRDS_FLAG,
     output: {
       type: 'string',
       short: 'o',
@@ -99,6 +102,7 @@ interface Inputs {
   to: SideChoice;
   objects: string[];
   output: 'text' | 'json';
+  schemas: ObjectSchemas;
 }
 
 interface SideFlags {
@@ -172,6 +176,7 @@ function parse(argv: string[]): Inputs {
     to: side(flags.to, instance, live, revisions),
     objects: stringFlags(line, 'objects'),
     output,
+    schemas: offlineSchemas(stringFlags(line, 'crds')),
   };
 }
 
@@ -224,7 +229,7 @@ async function renderSide(
   objects: KubeObject[],
 ): Promise<OfflineRender> {
   try {
-    return await renderOffline(inputs.instance, inputs[name].choice, objects);
+    return await renderOffline(inputs.instance, inputs[name].choice, objects, inputs.schemas);
   } catch (err) {
     const { namespace, name: instanceName } = inputs.instance.metadata;
     const kind = err instanceof Error ? err.name : typeof err;

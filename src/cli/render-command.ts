@@ -26,6 +26,8 @@ import {
   type CommandSpec,
 } from '../command-line.ts';
 import { readObjects, readSingle } from './manifest-files.ts';
+import { CRDS_FLAG, offlineSchemas } from './offline-schemas.ts';
+import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
 import {
   chooseOfflineTemplate,
   readRevisions,
@@ -37,7 +39,7 @@ import {
 export const RENDER_COMMAND: CommandSpec = {
   name: 'render',
   synopsis:
-    '--template T.yaml --instance I.yaml [--objects O.yaml]... [--revisions R.yaml [--revision N]] [--output yaml|json]',
+    '--template T.yaml --instance I.yaml [--objects O.yaml]... [--crds CRDS.yaml]... [--revisions R.yaml [--revision N]] [--output yaml|json]',
   summary:
     'Renders a TemplateInstance offline exactly as the operator would; exit 0 Ready, 1 Failed, 2 bad usage.',
   flags: {
@@ -54,6 +56,7 @@ export const RENDER_COMMAND: CommandSpec = {
       description:
         'objects valueFrom reads (Secrets, ConfigMaps, any kind), and the producers observed reads',
     },
+    crds: CRDS_FLAG,
     revisions: {
       type: 'string',
       value: 'R.yaml',
@@ -94,6 +97,7 @@ function parse(argv: string[]): {
   revisions: string | undefined;
   revision: number | undefined;
   output: 'yaml' | 'json';
+  crds: string[];
 } {
   const line = parseCommandLine(RENDER_COMMAND, argv);
   const [template, instance] = [stringFlag(line, 'template'), stringFlag(line, 'instance')];
@@ -109,7 +113,8 @@ function parse(argv: string[]): {
     );
   if (output !== 'yaml' && output !== 'json')
     throw new UsageError(`--output must be yaml or json; ${usage}`);
-  return { template, instance, objects: stringFlags(line, 'objects'), revisions, revision, output };
+  const [objects, crds] = [stringFlags(line, 'objects'), stringFlags(line, 'crds')];
+  return { template, instance, objects, revisions, revision, output, crds };
 }
 
 /** A Template file, checked against the CRD schema. */
@@ -156,6 +161,7 @@ export async function renderOffline(
   instance: TemplateInstance,
   choice: OfflineTemplate,
   objects: KubeObject[],
+  schemas: ObjectSchemas,
 ): Promise<OfflineRender> {
   const namespace = objects.find(
     (o) => o.kind === 'Namespace' && o.metadata.name === instance.metadata.namespace,
@@ -167,6 +173,7 @@ export async function renderOffline(
     ...(choice.missingRevision !== undefined ? { missingRevision: choice.missingRevision } : {}),
     namespaceLabels: namespace?.metadata.labels ?? {},
     port,
+    schemas,
     // Offline, the live producers of observed reads are whatever --objects holds.
     observe: async (ref) => {
       const read = await port.get(ref);
@@ -223,7 +230,9 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
   const revisions = args.revisions === undefined ? undefined : readRevisions(args.revisions);
   const objects = args.objects.flatMap(readObjects);
   const choice = templateToRender(instance, given, revisions, args.revision);
-  const { evaluation, ok, conditions } = await renderOffline(instance, choice, objects);
+  const schemas = offlineSchemas(args.crds);
+  const { evaluation, ok, conditions } = await renderOffline(instance, choice, objects, schemas);
+  const notes = evaluation.notes.map((n) => `stencil: note: ${n}\n`).join('');
   const exitCode = ok ? 0 : 1;
   if (args.output === 'json') {
     const phase = ok ? 'Ready' : 'Failed';
@@ -239,7 +248,7 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
         ? { observed: observedReport(evaluation) }
         : {}),
     };
-    return { exitCode, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
+    return { exitCode, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: notes };
   }
   if (!ok) {
     const failedCondition = conditions[conditions.length - 2]!;
@@ -249,7 +258,11 @@ export async function renderCommand(argv: string[]): Promise<CommandResult> {
       stderr: `${failedCondition.type}=False ${failedCondition.reason}: ${failedCondition.message}\n`,
     };
   }
-  return { exitCode, stdout: revisionLine(choice, instance) + manifests(evaluation), stderr: '' };
+  return {
+    exitCode,
+    stdout: revisionLine(choice, instance) + manifests(evaluation),
+    stderr: notes,
+  };
 }
 
 /**

@@ -6,17 +6,25 @@ import { checkInstanceStatically } from '../engine/parameters/instance-checks.ts
 import { templateRefOf } from '../engine/shared/template-ref.ts';
 import { formatProblem, type Problem } from '../engine/shared/problem.ts';
 import { validateAgainstCrd } from '../engine/crd-schema/schema-validation.ts';
-import { evaluateTemplate } from '../engine/evaluation/template-evaluation.ts';
-import { parseCommandLine, usageLine, UsageError, type CommandSpec } from '../command-line.ts';
+import { evaluateTemplateChecked } from '../engine/evaluation/template-evaluation.ts';
+import {
+  parseCommandLine,
+  stringFlags,
+  usageLine,
+  UsageError,
+  type CommandSpec,
+} from '../command-line.ts';
 import { kindOf, readDocuments, type LoadedDocument } from './manifest-files.ts';
 import type { CommandResult } from './render-command.ts';
+import { CRDS_FLAG, offlineSchemas } from './offline-schemas.ts';
+import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
 
 export const VALIDATE_COMMAND: CommandSpec = {
   name: 'validate',
-  synopsis: 'FILE...',
+  synopsis: '[--crds CRDS.yaml]... FILE...',
   summary:
     'Checks the Templates and TemplateInstances in FILE... as the operator would; exit 0 valid, 1 not, 2 bad usage.',
-  flags: {},
+  flags: { crds: CRDS_FLAG },
   positionals: {
     value: 'FILE...',
     description: 'YAML files of Templates and TemplateInstances (other kinds are skipped)',
@@ -33,8 +41,12 @@ function problemLines(prefix: string, problems: Problem[]): string[] {
   return problems.map((p) => `${prefix}: ${p.reason}: ${formatProblem(p)}`);
 }
 
-function templateLines(doc: LoadedDocument, prefix: string): { lines: string[]; ok: boolean } {
-  const evaluation = evaluateTemplate(doc.value);
+async function templateLines(
+  doc: LoadedDocument,
+  prefix: string,
+  schemas: ObjectSchemas,
+): Promise<{ lines: string[]; ok: boolean }> {
+  const evaluation = await evaluateTemplateChecked(doc.value, schemas);
   if (evaluation.problems.length > 0)
     return { lines: problemLines(prefix, evaluation.problems), ok: false };
   const dry = evaluation.conditions.find((c) => c.type === 'DryRunRendered');
@@ -85,9 +97,11 @@ function templatesByName(docs: LoadedDocument[]): Map<string, Template> {
   return templates;
 }
 
-export function validateCommand(argv: string[]): CommandResult {
-  const files = parseCommandLine(VALIDATE_COMMAND, argv).positionals;
+export async function validateCommand(argv: string[]): Promise<CommandResult> {
+  const line = parseCommandLine(VALIDATE_COMMAND, argv);
+  const files = line.positionals;
   if (files.length === 0) throw new UsageError(`no FILE given; ${usageLine(VALIDATE_COMMAND)}`);
+  const schemas = offlineSchemas(stringFlags(line, 'crds'));
   const docs = files.flatMap(readDocuments);
   const templates = templatesByName(docs);
   const out: string[] = [];
@@ -107,7 +121,9 @@ export function validateCommand(argv: string[]): CommandResult {
       continue;
     }
     const result =
-      kind === 'Template' ? templateLines(doc, prefix) : instanceLines(doc, prefix, templates);
+      kind === 'Template'
+        ? await templateLines(doc, prefix, schemas)
+        : instanceLines(doc, prefix, templates);
     (result.ok ? out : err).push(...result.lines);
     ok &&= result.ok;
   }

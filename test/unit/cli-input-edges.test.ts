@@ -106,7 +106,7 @@ describe('a parameter value nested deeper than 64 levels is refused, not a stack
 });
 
 const deployment = (annotations: string): string =>
-  `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n${annotations}\nspec:\n  template:\n    spec:\n      containers: []\n`;
+  `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n${annotations}\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers: []\n`;
 
 describe('an annotation Stencil reads that is not a string is refused, naming object and annotation', () => {
   it.each([

@@ -841,14 +841,14 @@ describe('stencil <command> --help', () => {
     const result = await main(['--help']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('stencil run [flags]');
-    expect(result.stdout).toContain('stencil validate FILE...');
+    expect(result.stdout).toContain('stencil validate [--crds CRDS.yaml]... FILE...');
     expect(result.stdout).toContain('stencil <command> --help');
   });
 
   it.each([
     ['run', '--frobnicate', 'usage: stencil run [flags]'],
     ['render', '--bogus=1', `usage: stencil render ${RENDER_COMMAND.synopsis}`],
-    ['validate', '-x', 'usage: stencil validate FILE...'],
+    ['validate', '-x', 'usage: stencil validate [--crds CRDS.yaml]... FILE...'],
   ])(
     'stencil %s %s exits 2 with one line naming the flag and the usage line',
     async (name, flag, usage) => {

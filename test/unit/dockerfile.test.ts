@@ -1,5 +1,5 @@
 // The Dockerfile's structure (no container engine runs here): stages, a non-root runtime that
-// copies only dist/, production node_modules, package.json and config/crd, npm commands that
+// copies only dist/, production node_modules, package.json, config/crd and schemas, npm commands that
 // exist, and the same build steps succeeding outside a container.
 import { execFileSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
@@ -137,13 +137,13 @@ describe('Dockerfile', () => {
     expect(JSON.parse(cmd.args)).toEqual(['run']);
   });
 
-  it('copies only dist, production node_modules, package.json and config/crd into the runtime', () => {
+  it('copies only dist, production node_modules, package.json, config/crd and schemas into the runtime', () => {
     // Each COPY is one of four kinds; anything else (src/, the build stage's node_modules, ...)
     // is reported as it is.
     const kinds = copies(runtime).flatMap((c) =>
       c.sources.map(normal).map((source) => {
         const stage = stageNamed(c.from);
-        if (!c.from && ['package.json', 'config/crd'].includes(source)) return source;
+        if (!c.from && ['package.json', 'config/crd', 'schemas'].includes(source)) return source;
         if (stage && /(^|\/)node_modules$/.test(source)) {
           // Only from a stage that installed production dependencies and built nothing.
           const commands = npmCommands(stage);
@@ -155,7 +155,13 @@ describe('Dockerfile', () => {
         return `${c.from ?? 'context'}:${source}`;
       }),
     );
-    expect(kinds.sort()).toEqual(['config/crd', 'dist', 'package.json', 'production node_modules']);
+    expect(kinds.sort()).toEqual([
+      'config/crd',
+      'dist',
+      'package.json',
+      'production node_modules',
+      'schemas',
+    ]);
   });
 
   it('runs only npm scripts that exist in package.json, after copying the lockfile', () => {

@@ -25,7 +25,9 @@ import {
 import { stampSourcesHash } from '../sync/restart-on-change.ts';
 import { resolveParameters, type ResolvedParameters } from '../parameters/parameters.ts';
 import { formatProblem, success, type Outcome, type Problem } from '../shared/problem.ts';
-import { compileTemplate, type RenderContext } from '../render/render.ts';
+import { compileTemplate, type RenderContext, type RenderedDocument } from '../render/render.ts';
+import type { ObjectSchemas } from '../object-schema/object-schema.ts';
+import { objectSchemaProblems } from '../object-schema/rendered-objects.ts';
 import { producerKey, renderInProcess, type RenderRunner } from '../render/render-job.ts';
 import { Redactor, type TaintedTexts } from '../redaction/redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from '../objects/resource-scope.ts';
@@ -50,6 +52,11 @@ export interface InstanceInputs {
   observe?: (ref: ObjectRef) => Promise<KubeObject | undefined>;
   /** Where the render runs: the operator's worker pool (with a deadline), else this thread. */
   renderer?: RenderRunner;
+  /**
+   * The schemas the rendered objects are checked against before anything is applied (issue
+   * #26); without them, only the API server's dry run checks them.
+   */
+  schemas?: ObjectSchemas;
 }
 
 export interface InstanceEvaluation {
@@ -74,6 +81,8 @@ export interface InstanceEvaluation {
    * every message derived from its resources (API server errors, Events, logs) must too.
    */
   redactor: Redactor;
+  /** What the schema check did not check: one line per kind without a schema, and why. */
+  notes: string[];
 }
 
 function renderContext(
@@ -118,6 +127,7 @@ function failed(
     waits: [],
     syncMode,
     redactor,
+    notes: [],
   };
 }
 
@@ -204,6 +214,7 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const placed = placeRendered(rendered, template, instance, syncMode, parameters);
   if (!placed.ok) return failed(conditions, T.Rendered, placed.problems[0]!, syncMode, parameters);
   const { resources, observed } = placed.value;
+  const { notes } = rendered;
   conditions.push(draft(T.Rendered, true, R.Success, `rendered ${resources.length} resource(s)`));
   return {
     conditions: redacted(conditions, redactor),
@@ -214,6 +225,7 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
     waits: resources.map((o, i) => observedWait(o, observed[i]!, resources, namespace)),
     syncMode,
     redactor,
+    notes,
   };
 }
 
@@ -272,8 +284,25 @@ async function readProducers(
 }
 
 type RenderResult = (
-  { ok: true; objects: KubeObject[]; observed: ObservedInput[][] } | { ok: false; problem: Problem }
+  | { ok: true; objects: KubeObject[]; observed: ObservedInput[][]; notes: string[] }
+  | { ok: false; problem: Problem }
 ) & { tainted: TaintedTexts };
+
+/** The schema problems of the placed objects, as one problem naming the first few. */
+function schemaCheck(
+  objects: KubeObject[],
+  documents: readonly RenderedDocument[],
+  schemas: ObjectSchemas | undefined,
+): { problem?: Problem; notes: string[] } {
+  if (!schemas) return { notes: [] };
+  const rendered = objects.map((object, i) => ({ object, origins: documents[i]!.origins }));
+  const { problems, notes } = objectSchemaProblems(rendered, schemas, R.InvalidResource);
+  if (problems.length === 0) return { notes };
+  const shown = problems.slice(0, 5).map((p) => p.message);
+  const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
+  const message = `${shown.join('; ')}${more}`;
+  return { problem: { path: '', reason: R.InvalidResource, message }, notes };
+}
 
 const NOTHING_TAINTED: TaintedTexts = new Map();
 
@@ -325,7 +354,10 @@ async function render(
   const observed = documents.value.map((d) => d.observed);
   const misplaced = observedPlacementProblems(placed.value, observed, namespace);
   if (misplaced.length > 0) return { ok: false, problem: misplaced[0]!, tainted };
-  return { ok: true, objects: placed.value, observed, tainted };
+  await inputs.schemas?.prepare(placed.value);
+  const checked = schemaCheck(placed.value, documents.value, inputs.schemas);
+  if (checked.problem) return { ok: false, problem: checked.problem, tainted };
+  return { ok: true, objects: placed.value, observed, tainted, notes: checked.notes };
 }
 
 /** An unreadable lifetime, or one the Template refuses (maxTTL, requireTTL). */

@@ -2,7 +2,15 @@
 // literal defaults, then a dry-run render with those defaults. Shared by the Template reconciler
 // and `stencil validate`.
 import { TemplateConditionType as T, TemplateReason as R } from '../../api/condition.ts';
-import type { Template, TemplatePhase } from '../../api/template.ts';
+import type { JsonValue, KubeObject } from '../../api/object-meta.ts';
+import type {
+  ParameterType,
+  Template,
+  ParameterDeclaration,
+  TemplatePhase,
+} from '../../api/template.ts';
+import type { Kinded, ObjectSchemas } from '../object-schema/object-schema.ts';
+import { objectSchemaProblems, placementProblems } from '../object-schema/rendered-objects.ts';
 import { draft, type ConditionDraft } from '../shared/conditions.ts';
 import { coerceParameter, emptyValue } from '../parameters/parameter-types.ts';
 import { mergeParameterValue } from '../parameters/value-merge.ts';
@@ -12,7 +20,7 @@ import { formatProblem, type Problem } from '../shared/problem.ts';
 import { readyWhenProblems } from '../health/ready-when-check.ts';
 import { renderedObjectProblem } from '../objects/annotation-checks.ts';
 import { stampSourcesHash } from '../sync/restart-on-change.ts';
-import { compileTemplate, renderTemplate } from '../render/render.ts';
+import { compileTemplate, renderTemplate, type RenderedDocument } from '../render/render.ts';
 import { builtinScope, placeResources } from '../objects/resource-scope.ts';
 import { validateAgainstCrd } from '../crd-schema/schema-validation.ts';
 
@@ -21,6 +29,11 @@ export interface TemplateEvaluation {
   conditions: ConditionDraft[];
   /** Every problem found by the static checks (conditions carry the first few). */
   problems: Problem[];
+  /**
+   * The kinds of the objects the check rendered (with the literal defaults, placeholders for the
+   * others), each once: what a caller prepares the schemas for (evaluateTemplateChecked).
+   */
+  renderedKinds: Kinded[];
 }
 
 /** Placeholder identity for the dry-run render. */
@@ -93,35 +106,64 @@ function mergeDefaultProblems(template: Template): Problem[] {
   });
 }
 
-function dryRun(template: Template): ConditionDraft {
-  const declared = template.spec.parameters ?? [];
-  const missing = declared.filter((p) => p.required || p.value === undefined).map((p) => p.name);
-  if (missing.length > 0) {
-    return draft(
-      T.DryRunRendered,
-      false,
-      R.DryRunSkipped,
-      `no literal default for: ${missing.join(', ')}`,
-    );
-  }
+/** Stands for a parameter without a literal default in the Template check, by declared type. */
+const PLACEHOLDER: Readonly<Record<ParameterType, JsonValue>> = {
+  string: '',
+  number: 1,
+  bool: false,
+  array: [],
+  object: {},
+};
+
+/** The values of the trial render: literal defaults, placeholders for the others. */
+function trialValues(declared: ParameterDeclaration[]): {
+  values: Record<string, JsonValue>;
+  placeholders: Set<string>;
+} {
+  const placeholders = new Set<string>();
   const values = Object.fromEntries(
     declared.map((p) => {
-      const typed = coerceParameter({
-        name: p.name,
-        type: p.type,
-        value: p.value ?? null,
-        secret: false,
-      });
+      if (p.required || p.value === undefined) {
+        placeholders.add(p.name);
+        // A string reads `<name>`, so a message about an object it named says it was a stand-in.
+        const type = p.type ?? 'string';
+        return [p.name, type === 'string' ? `<${p.name}>` : PLACEHOLDER[type]];
+      }
+      const typed = coerceParameter({ name: p.name, type: p.type, value: p.value, secret: false });
       return [p.name, typed.ok ? typed.value : null];
     }),
   );
+  return { values, placeholders };
+}
+
+/** What the trial render of a Template gives: its objects, or the condition that says why not. */
+type Trial =
+  | { ok: false; condition: ConditionDraft }
+  | {
+      ok: true;
+      documents: RenderedDocument[];
+      placed: KubeObject[];
+      values: Record<string, JsonValue>;
+      placeholders: Set<string>;
+    };
+
+function trialRender(template: Template): Trial {
+  const declared = template.spec.parameters ?? [];
+  const { values, placeholders } = trialValues(declared);
   const namespace = template.metadata.namespace ?? 'default';
+  // A failure with placeholders says nothing about the Template: the dry run is skipped.
+  const refused = (problems: Problem[]): Trial => ({
+    ok: false,
+    condition:
+      placeholders.size > 0
+        ? skipped(placeholders)
+        : draft(T.DryRunRendered, false, R.RenderFailed, summarize(problems)),
+  });
   const compiled = compileTemplate(
     template.spec.handlebars,
     declared.map((p) => p.name),
   );
-  if (!compiled.ok)
-    return draft(T.DryRunRendered, false, R.RenderFailed, summarize(compiled.problems));
+  if (!compiled.ok) return refused(compiled.problems);
   const rendered = renderTemplate(compiled.value, {
     parameters: values,
     instance: { ...DRY_RUN_INSTANCE, namespace },
@@ -131,55 +173,135 @@ function dryRun(template: Template): ConditionDraft {
       generation: template.metadata.generation ?? 0,
     },
   });
-  if (!rendered.ok)
-    return draft(T.DryRunRendered, false, R.RenderFailed, summarize(rendered.problems));
+  if (!rendered.ok) return refused(rendered.problems);
   const placed = placeResources(
     rendered.value.map((d) => d.object),
     { instanceNamespace: namespace, spec: template.spec, scopeOf: builtinScope },
   );
-  if (!placed.ok) return draft(T.DryRunRendered, false, R.RenderFailed, summarize(placed.problems));
-  // The annotation checks every render runs (ADR 0017): strings, waves, restart-on-change.
-  const annotated = placed.value.map(renderedObjectProblem).find((p) => p !== undefined);
-  if (annotated) return draft(T.DryRunRendered, false, R.RenderFailed, annotated);
+  if (!placed.ok) return refused(placed.problems);
+  return { ok: true, documents: rendered.value, placed: placed.value, values, placeholders };
+}
+
+function skipped(placeholders: ReadonlySet<string>): ConditionDraft {
+  const names = [...placeholders].join(', ');
+  return draft(T.DryRunRendered, false, R.DryRunSkipped, `no literal default for: ${names}`);
+}
+
+/**
+ * The annotation checks every render runs (ADR 0017: strings, waves, restart-on-change), on the
+ * objects whose annotations no placeholder produced.
+ */
+function annotationProblem(trial: Extract<Trial, { ok: true }>): string | undefined {
+  return trial.placed
+    .map((object, i) => {
+      const fromPlaceholder = trial.documents[i]!.origins.some(
+        (o) =>
+          o.pointer.startsWith('/metadata/annotations/') &&
+          o.parameter !== undefined &&
+          trial.placeholders.has(o.parameter),
+      );
+      return fromPlaceholder ? undefined : renderedObjectProblem(object);
+    })
+    .find((p) => p !== undefined);
+}
+
+/** The dry-run condition of a trial render made with the literal defaults only. */
+function dryRun(
+  template: Template,
+  trial: Extract<Trial, { ok: true }>,
+  notes: string[],
+): ConditionDraft {
+  const declared = template.spec.parameters ?? [];
+  const namespace = template.metadata.namespace ?? 'default';
   const hashed = stampSourcesHash(
-    placed.value,
-    { values, status: declared.map((p) => ({ name: p.name })) },
+    trial.placed,
+    { values: trial.values, status: declared.map((p) => ({ name: p.name })) },
     DRY_RUN_INSTANCE.uid,
   );
   if (!hashed.ok) return draft(T.DryRunRendered, false, R.RenderFailed, summarize(hashed.problems));
   // The dry run has no live producers: every observed value is "" here, as on an instance's
   // first pass, so a body that cannot render that way is refused now rather than stuck later.
   const misplaced = observedPlacementProblems(
-    placed.value,
-    rendered.value.map((d) => d.observed),
+    trial.placed,
+    trial.documents.map((d) => d.observed),
     namespace,
   );
   if (misplaced.length > 0)
     return draft(T.DryRunRendered, false, R.RenderFailed, summarize(misplaced));
+  const skippedKinds = notes.length > 0 ? `; ${notes.join('; ')}` : '';
   return draft(
     T.DryRunRendered,
     true,
     R.RenderSucceeded,
-    `rendered ${placed.value.length} resource(s) with the literal defaults`,
+    `rendered ${trial.placed.length} resource(s) with the literal defaults${skippedKinds}`,
   );
 }
 
-/** Evaluates a Template object (as read from the API server or a file). */
-export function evaluateTemplate(object: unknown): TemplateEvaluation {
+/**
+ * The schema checks of the trial render: values against the schemas of their kinds (fields a
+ * placeholder produced are not judged) and the types of parameter placements.
+ */
+function schemaFindings(
+  template: Template,
+  trial: Extract<Trial, { ok: true }>,
+  schemas: ObjectSchemas | undefined,
+): { problems: Problem[]; notes: string[] } {
+  if (!schemas) return { problems: [], notes: [] };
+  const rendered = trial.placed.map((object, i) => ({
+    object,
+    origins: trial.documents[i]!.origins,
+  }));
+  const declared = new Map((template.spec.parameters ?? []).map((p) => [p.name, p.type]));
+  const placements = placementProblems(rendered, schemas, declared, R.ValidationFailed);
+  // A misplaced parameter's value is also of the wrong type there: said once, as the placement.
+  const values = objectSchemaProblems(rendered, schemas, R.ValidationFailed, {
+    ignored: trial.placeholders,
+    known: placements.fields,
+  });
+  return { problems: [...placements.problems, ...values.problems], notes: values.notes };
+}
+
+/**
+ * Evaluates a Template object (as read from the API server or a file). With `schemas`, the
+ * rendered objects are checked against the schemas of their kinds, and the parameters placed as
+ * whole field values against the fields' types.
+ */
+export function evaluateTemplate(object: unknown, schemas?: ObjectSchemas): TemplateEvaluation {
   const schemaProblems = validateAgainstCrd('Template', object);
   if (schemaProblems.length > 0) {
     return {
       phase: 'Invalid',
       problems: schemaProblems,
       conditions: [draft(T.Valid, false, R.SpecInvalid, summarize(schemaProblems))],
+      renderedKinds: [],
     };
   }
   const template = object as Template;
+  const problems = staticProblems(template);
+  if (problems.length > 0) return invalid(problems, []);
+  const trial = trialRender(template);
+  if (!trial.ok) return valid(trial.condition, []);
+  const renderedKinds = kindsOf(trial.placed);
+  const annotated = annotationProblem(trial);
+  if (annotated)
+    problems.push({ path: 'spec.handlebars', reason: R.ValidationFailed, message: annotated });
+  const findings = schemaFindings(template, trial, schemas);
+  problems.push(...findings.problems);
+  if (problems.length > 0) return invalid(problems, renderedKinds);
+  const dry =
+    trial.placeholders.size > 0
+      ? skipped(trial.placeholders)
+      : dryRun(template, trial, findings.notes);
+  return valid(dry, renderedKinds);
+}
+
+/** The checks that need no render: Handlebars, helpers, references, defaults, sources. */
+function staticProblems(template: Template): Problem[] {
   const compiled = compileTemplate(
     template.spec.handlebars,
     (template.spec.parameters ?? []).map((p) => p.name),
   );
-  const problems = [
+  return [
     ...(compiled.ok
       ? observedProblems(template.spec.handlebars, compiled.value.observed)
       : compiled.problems),
@@ -188,20 +310,44 @@ export function evaluateTemplate(object: unknown): TemplateEvaluation {
     ...mergeDefaultProblems(template),
     ...sourcesProblems(template),
   ];
-  if (problems.length > 0) {
-    return {
-      phase: 'Invalid',
-      problems,
-      conditions: [draft(T.Valid, false, R.ValidationFailed, summarize(problems))],
-    };
-  }
-  const valid = draft(
+}
+
+function invalid(problems: Problem[], renderedKinds: Kinded[]): TemplateEvaluation {
+  return {
+    phase: 'Invalid',
+    problems,
+    conditions: [draft(T.Valid, false, R.ValidationFailed, summarize(problems))],
+    renderedKinds,
+  };
+}
+
+/** Valid, with the dry run's condition (a dry run that fails makes the phase Invalid). */
+function valid(dry: ConditionDraft, renderedKinds: Kinded[]): TemplateEvaluation {
+  const checked = draft(
     T.Valid,
     true,
     R.ValidationSucceeded,
     'the template parsed and every static check passed',
   );
-  const dry = dryRun(template);
   const phase: TemplatePhase = dry.reason === R.RenderFailed ? 'Invalid' : 'Valid';
-  return { phase, problems: [], conditions: [valid, dry] };
+  return { phase, problems: [], conditions: [checked, dry], renderedKinds };
+}
+
+function kindsOf(objects: readonly KubeObject[]): Kinded[] {
+  const seen = new Map(objects.map((o) => [`${o.apiVersion} ${o.kind}`, o]));
+  return [...seen.values()].map(({ apiVersion, kind }) => ({ apiVersion, kind }));
+}
+
+/**
+ * evaluateTemplate with the schema checks, after preparing `schemas` for the kinds the Template
+ * renders (a first evaluation finds them; compiling is cached, so the second renders only).
+ */
+export async function evaluateTemplateChecked(
+  object: unknown,
+  schemas: ObjectSchemas,
+): Promise<TemplateEvaluation> {
+  const first = evaluateTemplate(object);
+  if (first.renderedKinds.length === 0) return first;
+  await schemas.prepare(first.renderedKinds);
+  return evaluateTemplate(object, schemas);
 }

@@ -3,16 +3,24 @@
 // built-in kind against the bundle of Kubernetes 1.36. Types, enums, formats, required and unknown
 // fields; the Go validation beyond the schema (name syntax, ranges, cross-field rules) is left to
 // the dry run.
-import { CrdSchemaCompiler, CustomResourceSchemas } from './crd-schemas.ts';
+import type { CustomResourceSchemas } from './crd-schemas.ts';
 import type { KubernetesSchemas } from './kubernetes-schemas.ts';
 import { objectLabel, objectProblems, type ObjectVerdict } from './object-problems.ts';
 
+/** What `prepare` needs of an object: its kind. */
+export interface Kinded {
+  apiVersion: string;
+  kind: string;
+}
+
 /**
  * Where the engine gets the schemas of rendered objects: the offline bundle and CRD files in the
- * CLI (OfflineSchemas), what the API server publishes in the operator. Synchronous: a caller that
- * must fetch schemas does so before it evaluates (gather, then decide).
+ * CLI (OfflineSchemas), what the API server publishes in the operator. `check` is synchronous:
+ * the caller first awaits `prepare` with the objects it will check (gather, then decide).
  */
 export interface ObjectSchemas {
+  /** Loads what checking objects of these kinds needs (ajv, a group-version's schemas). */
+  prepare(objects: readonly Kinded[]): Promise<void>;
   /** The verdict for one rendered object against the schema of its kind. */
   check(object: unknown): ObjectVerdict;
   /**
@@ -53,27 +61,45 @@ export function validateObject(
   return { checked: true, problems: objectProblems(objectLabel(typed), errors), notes: [] };
 }
 
-/** One compiler per process: compiled CRD schemas are kept by their JSON. */
-const sharedCompiler = new CrdSchemaCompiler();
+/** crd-schemas.ts and ajv, loaded by the first `prepare` that meets a custom resource. */
+let crdModule: typeof import('./crd-schemas.ts') | undefined;
+let compiler: import('./crd-schemas.ts').CrdSchemaCompiler | undefined;
 
 /**
  * The schemas known without a cluster: the built-in bundle, Stencil's own kinds, and the CRDs
- * given (`--crds` files, or rendered alongside). ajv is loaded only when a custom resource is
- * checked.
+ * given (`--crds` files, or rendered alongside). ajv is loaded only when `prepare` meets a kind
+ * the bundle lacks, or a CRD: a render of built-in kinds never loads it.
  */
 export class OfflineSchemas implements ObjectSchemas {
-  readonly #crds: CustomResourceSchemas;
+  #crds: CustomResourceSchemas | undefined;
 
   constructor(
     readonly builtIns: KubernetesSchemas,
     readonly crdObjects: readonly unknown[] = [],
-    readonly compiler: CrdSchemaCompiler = sharedCompiler,
-  ) {
-    this.#crds = new CustomResourceSchemas(builtIns, compiler).addAll(crdObjects);
+  ) {}
+
+  async prepare(objects: readonly Kinded[]): Promise<void> {
+    const custom = objects.some(
+      (o) =>
+        o.kind === 'CustomResourceDefinition' ||
+        this.builtIns.definitionOf(o.apiVersion, o.kind) === undefined,
+    );
+    if (!custom || crdModule) return;
+    crdModule = await import('./crd-schemas.ts');
+    compiler = new crdModule.CrdSchemaCompiler();
   }
 
   check(object: unknown): ObjectVerdict {
-    return validateObject(object, this.builtIns, this.#crds);
+    if (crdModule && compiler)
+      this.#crds ??= new crdModule.CustomResourceSchemas(this.builtIns, compiler).addAll(
+        this.crdObjects,
+      );
+    const verdict = validateObject(object, this.builtIns, this.#crds);
+    if (verdict.checked || this.#crds) return verdict;
+    return {
+      checked: false,
+      note: `${verdict.note.replace(/, skipped$/, '')} (not prepared), skipped`,
+    };
   }
 
   withCrds(objects: readonly unknown[]): OfflineSchemas {
@@ -81,6 +107,6 @@ export class OfflineSchemas implements ObjectSchemas {
       (o) => (o as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition',
     );
     if (crds.length === 0) return this;
-    return new OfflineSchemas(this.builtIns, [...this.crdObjects, ...crds], this.compiler);
+    return new OfflineSchemas(this.builtIns, [...this.crdObjects, ...crds]);
   }
 }

@@ -92,6 +92,7 @@ function evaluation(
       waits: [],
       syncMode: 'revert',
       redactor,
+      notes: [],
     };
   }
   const resources = outcome.resources ?? [configMap('app')];
@@ -114,6 +115,7 @@ function evaluation(
     waits: resources.map(() => undefined),
     syncMode: 'revert',
     redactor,
+    notes: [],
   };
 }
 

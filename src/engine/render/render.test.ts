@@ -461,3 +461,47 @@ describe('duplicate keys, checked in one pass', () => {
     expect(result.ok && Object.keys(result.value[0]!.object.data as object)).toHaveLength(60_000);
   });
 });
+
+describe('value origins: where each inserted scalar came from (issue #26)', () => {
+  const body = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{parameters.name}}
+  labels:
+    app: "{{parameters.name}}-x"
+    root: {{@root.parameters.name}}
+data:
+  port: {{quote parameters.port}}
+  num: {{parameters.port}}
+  ns: {{instance.namespace}}
+  {{#each parameters.items}}
+  item{{@index}}: {{this}}
+  {{/each}}
+  "a/b~c": {{parameters.name}}
+`;
+
+  it('names the field (JSON pointer), the position and the parameter; placed only for a bare whole value', () => {
+    const result = render(body, { name: 'shop', port: 80, items: ['a'] });
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    expect(result.value[0]!.origins).toEqual([
+      { pointer: '/metadata/name', at: 'line 4, column 9', parameter: 'name', placed: true },
+      {
+        pointer: '/metadata/labels/app',
+        at: 'line 6, column 11',
+        parameter: 'name',
+        placed: false,
+      },
+      {
+        pointer: '/metadata/labels/root',
+        at: 'line 7, column 11',
+        parameter: 'name',
+        placed: true,
+      },
+      // quote yields helper YAML, not a value: no origin.
+      { pointer: '/data/num', at: 'line 10, column 8', parameter: 'port', placed: true },
+      { pointer: '/data/ns', at: 'line 11, column 7', placed: false },
+      { pointer: '/data/item0', at: 'line 13, column 19', placed: false },
+      { pointer: '/data/a~1b~0c', at: 'line 15, column 12', parameter: 'name', placed: true },
+    ]);
+  });
+});

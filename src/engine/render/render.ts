@@ -66,6 +66,33 @@ export interface RenderedDocument {
   object: KubeObject;
   /** What the object read with `observed` (calls inside its document), each once. */
   observed: ObservedInput[];
+  /**
+   * Where the object's scalars that came from a `{{ }}` came from, in document order: the
+   * Template position and the parameter, so a schema problem at a field can name them.
+   */
+  origins: ValueOrigin[];
+}
+
+/** The `{{ }}` that produced (part of) one scalar of a rendered object. */
+export interface ValueOrigin {
+  /** JSON pointer of the scalar in the object (`/spec/replicas`). */
+  pointer: string;
+  /** `line 7, column 13` of the Template body. */
+  at: string;
+  /** The parameter the `{{ }}` reads (`parameters.x` itself, or among a helper's arguments). */
+  parameter?: string;
+  /**
+   * The parameter's value is the whole field, unconverted: a bare `{{parameters.x}}` that is the
+   * entire scalar, so the field's type is the parameter's declared type.
+   */
+  placed: boolean;
+}
+
+/** What an inserted value came from (parallel to RenderState.values). */
+interface InsertionSource {
+  at: string;
+  parameter?: string;
+  bare: boolean;
 }
 
 /** Upper bound on block iterations, helper calls and value insertions in one render. */
@@ -101,6 +128,8 @@ const STATE_KEY = 'stencil';
 
 interface RenderState {
   values: unknown[];
+  /** Per value: the `{{ }}` that inserted it. */
+  sources: InsertionSource[];
   /** Helper YAML inserted as text, by region id (see helper-regions.ts). */
   regions: HelperRegion[];
   /** Characters of region markers in the text so far: not output, so not counted as size. */
@@ -233,7 +262,13 @@ function createEnvironment(): typeof Handlebars {
   hb.registerHelper(OUT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => {
     const state = stateOf(options);
     step(state);
-    const hash = options.hash as { at?: string; helper?: string; observed?: string };
+    const hash = options.hash as {
+      at?: string;
+      helper?: string;
+      observed?: string;
+      parameter?: string;
+      bare?: boolean;
+    };
     const at = String(hash.at ?? '');
     let mark = '';
     if (hash.observed !== undefined) {
@@ -262,6 +297,11 @@ function createEnvironment(): typeof Handlebars {
     }
     const length = scalarText(value).length;
     state.values.push(value);
+    state.sources.push({
+      at,
+      ...(hash.parameter !== undefined ? { parameter: hash.parameter } : {}),
+      bare: hash.bare === true,
+    });
     state.valueBytes += length;
     grow(state, length);
     return `${mark}${MARK_OPEN}${state.values.length - 1}${MARK_CLOSE}`;
@@ -305,6 +345,31 @@ function stringPair(key: string, value: string, loc: hbs.AST.SourceLocation): hb
   };
 }
 
+function truePair(key: string, loc: hbs.AST.SourceLocation): hbs.AST.HashPair {
+  const value = { type: 'BooleanLiteral', value: true, original: true, loc };
+  return { type: 'HashPair', key, value: value, loc };
+}
+
+/** `x` for `parameters.x` (also `@root.parameters.x` and `../parameters.x`), else undefined. */
+function parameterOf(node: hbs.AST.Node): string | undefined {
+  if (node.type !== 'PathExpression') return undefined;
+  const path = node as hbs.AST.PathExpression;
+  const parts = path.data && path.parts[0] === 'root' ? path.parts.slice(1) : path.parts;
+  if (path.data && path.parts[0] !== 'root') return undefined;
+  return parts.length === 2 && parts[0] === 'parameters' ? parts[1] : undefined;
+}
+
+/** The parameter a `{{ }}` reads: its path itself, or the first among its call's arguments. */
+function mustacheParameter(m: hbs.AST.MustacheStatement): string | undefined {
+  const direct = parameterOf(m.path);
+  if (direct !== undefined) return direct;
+  for (const p of [...m.params, ...(m.hash?.pairs.map((pair) => pair.value) ?? [])]) {
+    const found = parameterOf(p);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
  * Wraps every `{{...}}` so its result passes through the value-marking helper; a `{{ }}` that
  * calls `observed` also passes the ids of those calls, for the attribution mark.
@@ -326,6 +391,7 @@ function wrapMustaches(program: hbs.AST.Program, ids: ReadonlyMap<hbs.AST.Node, 
         : m.path;
       const at = position(m);
       const helper = (m.path as hbs.AST.PathExpression).original;
+      const parameter = mustacheParameter(m);
       m.path = {
         type: 'PathExpression',
         data: false,
@@ -337,6 +403,8 @@ function wrapMustaches(program: hbs.AST.Program, ids: ReadonlyMap<hbs.AST.Node, 
       m.params = [inner];
       const pairs = [stringPair('at', at, m.loc), stringPair('helper', helper, m.loc)];
       if (calls.length > 0) pairs.push(stringPair('observed', calls.join(','), m.loc));
+      if (parameter !== undefined) pairs.push(stringPair('parameter', parameter, m.loc));
+      if (parameter !== undefined && !isCall) pairs.push(truePair('bare', m.loc));
       m.hash = { type: 'Hash', loc: m.loc, pairs };
     } else if (statement.type === 'BlockStatement') {
       const b = statement as hbs.AST.BlockStatement;
@@ -465,6 +533,7 @@ function renderWith(
 ): Outcome<RenderedDocument[]> {
   const state: RenderState = {
     values: [],
+    sources: [],
     regions: [],
     markup: 0,
     steps: 0,
@@ -501,7 +570,7 @@ function renderWith(
   }
   const forged = checkMarkers(text, state.values.length);
   if (forged) return failure([renderProblem(forged)]);
-  const parsed = parseDocuments(text, state.values, { spans, regions: state.regions });
+  const parsed = parseDocuments(text, state, { spans, regions: state.regions });
   if (!parsed.ok || compiled.observed.length === 0) return parsed;
   return success(attachObserved(parsed.value, attributed.marks, state, compiled.observed));
 }
@@ -611,22 +680,68 @@ function scalarText(value: unknown): string {
   return '';
 }
 
+/** JSON pointer of a value node from its ancestors (as `visit` reports them). */
+function pointerOf(ancestors: readonly unknown[], node: unknown): string {
+  let pointer = '';
+  const chain = [...ancestors, node];
+  for (const [i, ancestor] of chain.entries()) {
+    if (isPair(ancestor))
+      pointer += `/${keyText(ancestor.key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    else if (isSeq(ancestor)) pointer += `/${ancestor.items.indexOf(chain[i + 1])}`;
+  }
+  return pointer;
+}
+
+/** The origin of a value scalar that held the markers `ids`. */
+function originOf(
+  sources: readonly InsertionSource[],
+  ids: number[],
+  pointer: string,
+  whole: boolean,
+): ValueOrigin | undefined {
+  const source =
+    ids.map((id) => sources[id]).find((s) => s?.parameter !== undefined) ?? sources[ids[0] ?? -1];
+  if (!source) return undefined;
+  return {
+    pointer,
+    at: source.at,
+    ...(source.parameter !== undefined ? { parameter: source.parameter } : {}),
+    placed: whole && source.bare,
+  };
+}
+
 /**
- * Puts the real values back into a parsed document, after YAML has decided the structure.
- * Returns the key scalars that received a value: only they can collide with another key.
+ * Puts the real values back into a parsed document, after YAML has decided the structure, and
+ * records where each value scalar came from. Returns the key scalars that received a value: only
+ * they can collide with another key.
  */
-function substituteValues(doc: Document, values: unknown[]): Set<Scalar> {
+function substituteValues(
+  doc: Document,
+  state: Pick<RenderState, 'values' | 'sources'>,
+  origins: ValueOrigin[],
+): Set<Scalar> {
+  const { values, sources } = state;
   const keys = new Set<Scalar>();
   visit(doc, {
-    Scalar(key, node) {
+    Scalar(key, node, ancestors) {
       if (typeof node.value !== 'string' || !node.value.includes(MARK_OPEN)) return;
       if (key === 'key') keys.add(node);
       const whole = /^\uE000(\d+)\uE001$/.exec(node.value);
-      if (whole && node.type === 'PLAIN' && !node.tag) {
+      const ids: number[] = [];
+      const entire = whole !== null && node.type === 'PLAIN' && !node.tag;
+      if (entire) {
+        ids.push(Number(whole[1]));
         const value = values[Number(whole[1])];
         node.value = value === undefined ? null : value;
       } else {
-        node.value = node.value.replace(MARKER, (_m, id: string) => scalarText(values[Number(id)]));
+        node.value = node.value.replace(MARKER, (_m, id: string) => {
+          ids.push(Number(id));
+          return scalarText(values[Number(id)]);
+        });
+      }
+      if (key !== 'key') {
+        const origin = originOf(sources, ids, pointerOf(ancestors, node), entire);
+        if (origin) origins.push(origin);
       }
       // A plain `<<` key is a YAML 1.1 merge: a value must never turn a key into one.
       if (node.value === '<<') node.type = 'QUOTE_DOUBLE';
@@ -754,7 +869,7 @@ function syntaxProblem(
 
 function parseDocuments(
   text: string,
-  values: unknown[],
+  state: Pick<RenderState, 'values' | 'sources'>,
   helpers: HelperText,
 ): Outcome<RenderedDocument[]> {
   const lineCounter = new LineCounter();
@@ -768,7 +883,8 @@ function parseDocuments(
   for (const [docIndex, doc] of docs.entries()) {
     const line = lineCounter.linePos(doc.range[0]).line;
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
-    const collision = duplicateKey(doc, substituteValues(doc, values), lineCounter);
+    const origins: ValueOrigin[] = [];
+    const collision = duplicateKey(doc, substituteValues(doc, state, origins), lineCounter);
     if (collision)
       return failure([
         renderProblem(
@@ -799,6 +915,7 @@ function parseDocuments(
       offset: doc.range[0],
       object: object as KubeObject,
       observed: [],
+      origins,
     });
     if (rendered.length > MAX_RESOURCES) {
       return failure([renderProblem(`the template rendered more than ${MAX_RESOURCES} resources`)]);

@@ -1,0 +1,270 @@
+// Issue #26's three cases as a Template author meets them: a string parameter in integer fields
+// and an unknown field (validate and render exit 1 naming each field, the expected type, the
+// parameter and the Template line:col), a bad wave annotation that validate now refuses too, and
+// the CRDs that custom resources are checked against (rendered alongside, or --crds).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/commands.ts';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'stencil-schema-checks-'));
+});
+
+function write(name: string, value: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof value === 'string' ? value : stringify(value));
+  return path;
+}
+
+function templateFile(name: string, handlebars: string, parameters: object[]): string {
+  return write(`${name}-template.yaml`, {
+    apiVersion: 'stencil.dev/v1alpha1',
+    kind: 'Template',
+    metadata: { name: 'web', namespace: 'team-a' },
+    spec: { parameters, handlebars, allowClusterScopedResources: true },
+  });
+}
+
+function instanceFile(name: string, parameters: object[] = []): string {
+  return write(`${name}-instance.yaml`, {
+    apiVersion: 'stencil.dev/v1alpha1',
+    kind: 'TemplateInstance',
+    metadata: { name: 'shop', namespace: 'team-a' },
+    spec: { templateRef: { name: 'web' }, parameters },
+  });
+}
+
+/** The Deployment of issue #26: appName in replicas and containerPort, an unknown field. */
+const BROKEN_DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{parameters.appName}}
+spec:
+  replicas: {{parameters.appName}}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      nonExistentField: true
+      containers:
+        - name: app
+          image: nginx
+          ports:
+            - containerPort: {{parameters.appName}}
+`;
+
+const APP_NAME = [{ name: 'appName', type: 'string', value: 'shop' }];
+
+describe('a string parameter in integer fields and an unknown field (issue #26, case 1)', () => {
+  it('stencil validate exits 1 naming each field, the expected type, the parameter and line:col', async () => {
+    const result = await main(['validate', templateFile('case1', BROKEN_DEPLOYMENT, APP_NAME)]);
+    expect(result.exitCode).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringContaining(
+        'Deployment team-a/shop: spec.replicas: the string parameter appName is placed where the schema expects integer (template line 6, column 13)',
+      ),
+      expect.stringContaining(
+        'Deployment team-a/shop: spec.template.spec.containers[0].ports[0].containerPort: the string parameter appName is placed where the schema expects integer (template line 18, column 30)',
+      ),
+      expect.stringContaining(
+        'Deployment team-a/shop: spec.template.spec.nonExistentField: unknown field (strict field validation)',
+      ),
+    ]);
+  });
+
+  it('stencil render exits 1 naming the same fields, from the values it rendered', async () => {
+    const template = templateFile('case1-render', BROKEN_DEPLOYMENT, APP_NAME);
+    const result = await main(['render', '--template', template, '--instance', instanceFile('c1')]);
+    expect(result).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr:
+        'Rendered=False InvalidResource: Deployment team-a/shop: spec.replicas: Invalid value: "string": must be of type integer (from parameter appName at template line 6, column 13); ' +
+        'Deployment team-a/shop: spec.template.spec.nonExistentField: unknown field (strict field validation); ' +
+        'Deployment team-a/shop: spec.template.spec.containers[0].ports[0].containerPort: Invalid value: "string": must be of type integer (from parameter appName at template line 18, column 30)\n',
+    });
+  });
+
+  it('the typed placement is checked whatever the default: a string default "3" is still refused', async () => {
+    const body =
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {{parameters.count}}\n  selector: {}\n  template: {}\n';
+    const result = await main([
+      'validate',
+      templateFile('default-3', body, [{ name: 'count', type: 'string', value: '3' }]),
+    ]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      'spec.replicas: the string parameter count is placed where the schema expects integer (template line 6, column 13)',
+    );
+  });
+
+  it('the fixed Template is valid, and a number parameter converted with quote is accepted', async () => {
+    const body = `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  labels:
+    port: {{quote parameters.port}}
+spec:
+  ports:
+    - port: {{parameters.port}}
+      targetPort: {{parameters.port}}
+`;
+    const result = await main([
+      'validate',
+      templateFile('fixed', body, [{ name: 'port', type: 'number', value: 8080 }]),
+    ]);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+  });
+
+  it('a number parameter as a label value is refused, with the helper that converts it', async () => {
+    const body = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web
+  labels:
+    port: {{parameters.port}}
+`;
+    const result = await main([
+      'validate',
+      templateFile('number-label', body, [{ name: 'port', type: 'number', required: true }]),
+    ]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      'ConfigMap team-a/web: metadata.labels.port: the number parameter port is placed where the schema expects string (template line 6, column 11); declare the parameter as a string, or quote it: {{quote parameters.port}}',
+    );
+  });
+});
+
+describe('validate runs the annotation checks of render (issue #26, case 2)', () => {
+  const body = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{parameters.app}}
+  annotations:
+    stencil.dev/wave: "soon"
+`;
+
+  it('rejects the bad wave even without literal defaults (a placeholder stands in)', async () => {
+    const result = await main([
+      'validate',
+      templateFile('wave', body, [{ name: 'app', type: 'string', required: true }]),
+    ]);
+    expect(result).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr: expect.stringContaining(
+        'ValidationFailed: spec.handlebars: ConfigMap team-a/<app>: stencil.dev/wave must be a whole number, got "soon"',
+      ),
+    });
+  });
+
+  it('does not judge a field a placeholder produced', async () => {
+    const wave = body.replace('"soon"', '{{parameters.wave}}');
+    const result = await main([
+      'validate',
+      templateFile('wave-param', wave, [
+        { name: 'app', type: 'string', required: true },
+        { name: 'wave', type: 'string', required: true },
+      ]),
+    ]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('valid (DryRunSkipped: no literal default for: app, wave)');
+  });
+});
+
+const WIDGET_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.example.com' },
+  spec: {
+    group: 'example.com',
+    scope: 'Namespaced',
+    names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', properties: { size: { type: 'integer' } } },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+const WIDGET = `apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+spec:
+  size: {{parameters.size}}
+  colour: red
+`;
+
+describe('custom resources are checked against their CRD', () => {
+  it('a CRD rendered alongside', async () => {
+    const body = `${stringify(WIDGET_CRD)}---\n${WIDGET}`;
+    const result = await main([
+      'validate',
+      templateFile('crd-alongside', body, [{ name: 'size', type: 'number', value: 3 }]),
+    ]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      'Widget team-a/w: spec.colour: unknown field (strict field validation)',
+    );
+  });
+
+  it('a CRD of --crds, for validate and render; without it the kind is skipped with one note', async () => {
+    const template = templateFile('crd-file', WIDGET, [
+      { name: 'size', type: 'string', value: 'big' },
+    ]);
+    const crds = write('widget-crd.yaml', WIDGET_CRD);
+    const validated = await main(['validate', '--crds', crds, template]);
+    expect(validated.exitCode).toBe(1);
+    expect(validated.stderr).toContain(
+      'Widget team-a/w: spec.size: the string parameter size is placed where the schema expects integer (template line 6, column 9)',
+    );
+    const rendered = await main([
+      'render',
+      '--crds',
+      crds,
+      '--template',
+      template,
+      '--instance',
+      instanceFile('crd'),
+    ]);
+    expect(rendered.exitCode).toBe(1);
+    expect(rendered.stderr).toContain(
+      'Widget team-a/w: spec.size: Invalid value: "string": must be of type integer (from parameter size at template line 6, column 9)',
+    );
+    const unchecked = await main([
+      'render',
+      '--template',
+      template,
+      '--instance',
+      instanceFile('crd'),
+    ]);
+    expect(unchecked.exitCode).toBe(0);
+    expect(unchecked.stderr).toBe('stencil: note: no schema for example.com/v1 Widget, skipped\n');
+  });
+
+  it('a --crds file without a CRD is a usage error', async () => {
+    const result = await main(['validate', '--crds', instanceFile('not-a-crd'), instanceFile('x')]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('no CustomResourceDefinition in it');
+  });
+});
