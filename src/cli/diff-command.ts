@@ -3,12 +3,11 @@
 // valueFrom read from --objects), then compared object by object and field by field. Secret
 // values never show: every text goes through both renders' redactors, and a Secret's data
 // values are hidden whatever made them.
-import type { JsonValue, KubeObject } from '../api/object-meta.ts';
+import type { JsonValue } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import { templateRefOf } from '../engine/shared/template-ref.ts';
 import { diffManifests, isEmptyDiff, type ManifestDiff } from '../engine/sync/manifest-diff.ts';
-import type { Redactor } from '../engine/redaction/redaction.ts';
 import {
   parseCommandLine,
   stringFlag,
@@ -21,30 +20,42 @@ import {
 import { readObjects } from './manifest-files.ts';
 import { CRDS_FLAG, offlineSchemas } from './offline-schemas.ts';
 import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
+import { diffInstances } from './diff-instances.ts';
+import {
+  NotReferenced,
+  redactValue,
+  renderSide,
+  type DiffTarget,
+  type SideChoice,
+  type Sides,
+} from './diff-rendering.ts';
 import {
   loadInstance,
   loadTemplate,
   referencedTemplate,
-  renderOffline,
   type CommandResult,
-  type OfflineRender,
 } from './render-command.ts';
 import {
   chooseOfflineTemplate,
   readRevisions,
   revisionNumber,
-  type OfflineTemplate,
   type RevisionsFile,
 } from './revisions-file.ts';
 
 export const DIFF_COMMAND: CommandSpec = {
   name: 'diff',
   synopsis:
-    '--instance I.yaml (--from T.yaml | --from-revision N) (--to T.yaml | --to-revision N) [--template T.yaml] [--revisions R.yaml] [--objects O.yaml]... [--crds CRDS.yaml]... [--output text|json]',
+    '(--instance I.yaml | --instances DIR) (--from T.yaml | --from-revision N) (--to T.yaml | --to-revision N) [--template T.yaml] [--revisions R.yaml] [--objects O.yaml]... [--crds CRDS.yaml]... [--output text|json]',
   summary:
     'Prints what a Template change does to an instance: objects added, changed (field by field) and pruned; exit 0 no difference, 1 differences, 2 trouble.',
   flags: {
-    instance: { type: 'string', value: 'I.yaml', description: 'the TemplateInstance (required)' },
+    instance: { type: 'string', value: 'I.yaml', description: 'the TemplateInstance' },
+    instances: {
+      type: 'string',
+      value: 'DIR',
+      description:
+        'or: every TemplateInstance of the Template in the YAML files of DIR (a preflight of the change: one line each, then the counts)',
+    },
     from: { type: 'string', value: 'T.yaml', description: 'the Template as it is now' },
     'from-revision': {
       type: 'string',
@@ -84,22 +95,14 @@ export const DIFF_COMMAND: CommandSpec = {
   },
   notes: [
     'Exit 2 also when a side does not render; the message names the side and the failing condition.',
+    'With --instances: exit 0 when no instance changes, 1 when some change and all render with --to, 2 when one does not.',
     "Secret-backed values show as [redacted: parameters.<name>], a Secret's data as [redacted: Secret data].",
   ],
 };
 
 type SideName = 'from' | 'to';
 
-interface SideChoice {
-  /** How the side was given, e.g. `--from old.yaml` or `--to-revision 3 (revs.yaml)`. */
-  source: string;
-  choice: OfflineTemplate;
-}
-
-interface Inputs {
-  instance: TemplateInstance;
-  from: SideChoice;
-  to: SideChoice;
+interface Inputs extends DiffTarget {
   objects: string[];
   output: 'text' | 'json';
   schemas: ObjectSchemas;
@@ -141,7 +144,7 @@ function side(
   const referenced = (flag: string, path: string): Template => {
     const template = referencedTemplate(instance, loadTemplate(path));
     if (!template)
-      throw new UsageError(
+      throw new NotReferenced(
         `${flag} ${path}: not the Template the instance references (${ref.namespace}/${ref.name})`,
       );
     return template;
@@ -157,45 +160,42 @@ function side(
   return { source: `--${name}-revision ${revision} (${revisions!.file})`, choice };
 }
 
-function parse(argv: string[]): Inputs {
+interface Parsed {
+  /** --instance's file, or undefined with --instances. */
+  instanceFile?: string;
+  instancesDir?: string;
+  sides: Sides;
+  objects: string[];
+  output: 'text' | 'json';
+  schemas: ObjectSchemas;
+}
+
+function parse(argv: string[]): Parsed {
   const line = parseCommandLine(DIFF_COMMAND, argv);
   const usage = usageLine(DIFF_COMMAND);
   const instanceFile = stringFlag(line, 'instance');
-  if (!instanceFile) throw new UsageError(`--instance is required; ${usage}`);
+  const instancesDir = stringFlag(line, 'instances');
+  if ((instanceFile === undefined) === (instancesDir === undefined))
+    throw new UsageError(`give one of --instance I.yaml or --instances DIR; ${usage}`);
   const output = stringFlag(line, 'output') ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new UsageError(`--output must be text or json; ${usage}`);
   const flags = { from: sideFlags('from', line), to: sideFlags('to', line) };
-  const instance = loadInstance(instanceFile);
   const revisionsFile = stringFlag(line, 'revisions');
   const revisions = revisionsFile === undefined ? undefined : readRevisions(revisionsFile);
   const live = stringFlag(line, 'template');
   return {
-    instance,
-    from: side(flags.from, instance, live, revisions),
-    to: side(flags.to, instance, live, revisions),
+    ...(instanceFile !== undefined ? { instanceFile } : {}),
+    ...(instancesDir !== undefined ? { instancesDir } : {}),
+    sides: (instance) => ({
+      instance,
+      from: side(flags.from, instance, live, revisions),
+      to: side(flags.to, instance, live, revisions),
+    }),
     objects: stringFlags(line, 'objects'),
     output,
     schemas: offlineSchemas(stringFlags(line, 'crds')),
   };
-}
-
-/**
- * Every string of `value` redacted; a number or boolean that is (part of) a secret becomes the
- * redacted text, so the JSON output stays valid and shows no Secret value either.
- */
-function redactValue(value: JsonValue, redactors: Redactor[]): JsonValue {
-  const text = (s: string): string => redactors.reduce((t, r) => r.redact(t), s);
-  if (typeof value === 'string') return text(value);
-  if (typeof value === 'number' || typeof value === 'boolean') {
-    const shown = text(String(value));
-    return shown === String(value) ? value : shown;
-  }
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, redactors));
-  if (value === null) return null;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [text(k), redactValue(v, redactors)]),
-  );
 }
 
 function shown(value: JsonValue | undefined): string {
@@ -218,34 +218,16 @@ function textReport(instance: string, from: string, to: string, diff: ManifestDi
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * One side's render. An error thrown inside it (a bug, not a refusal) is still a failure to
- * render that side: exit 2, one line naming the side and the error's class. Its message is
- * withheld, since nothing redacted it and it may quote a Secret (ADR 0017).
- */
-async function renderSide(
-  inputs: Inputs,
-  name: 'from' | 'to',
-  objects: KubeObject[],
-): Promise<OfflineRender> {
-  try {
-    return await renderOffline(inputs.instance, inputs[name].choice, objects, inputs.schemas);
-  } catch (err) {
-    const { namespace, name: instanceName } = inputs.instance.metadata;
-    const kind = err instanceof Error ? err.name : typeof err;
-    throw new UsageError(
-      `${inputs[name].source} does not render TemplateInstance ${namespace}/${instanceName}: the render threw ${kind} (message withheld: it may quote a Secret); this is a bug in stencil`,
-    );
-  }
-}
-
 export async function diffCommand(argv: string[]): Promise<CommandResult> {
-  const inputs = parse(argv);
+  const parsed = parse(argv);
+  const objects = parsed.objects.flatMap(readObjects);
+  if (parsed.instancesDir !== undefined)
+    return diffInstances(parsed.instancesDir, parsed.sides, objects, parsed);
+  const inputs: Inputs = { ...parsed, ...parsed.sides(loadInstance(parsed.instanceFile!)) };
   const { instance } = inputs;
-  const objects = inputs.objects.flatMap(readObjects);
   const renders = {
-    from: await renderSide(inputs, 'from', objects),
-    to: await renderSide(inputs, 'to', objects),
+    from: await renderSide(inputs, 'from', objects, inputs.schemas),
+    to: await renderSide(inputs, 'to', objects, inputs.schemas),
   };
   const redactors = [renders.from.evaluation.redactor, renders.to.evaluation.redactor];
   for (const name of ['from', 'to'] as const) {

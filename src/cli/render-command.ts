@@ -124,11 +124,12 @@ export function loadTemplate(file: string): Template {
 
 /** An instance file, checked against the CRD schema, its namespace defaulted as kubectl does. */
 export function loadInstance(file: string): TemplateInstance {
-  const instance = checked<TemplateInstance>(
-    'TemplateInstance',
-    file,
-    readSingle(file, 'TemplateInstance'),
-  );
+  return instanceOf(file, readSingle(file, 'TemplateInstance'));
+}
+
+/** A TemplateInstance read from `file`, checked against the CRD schema, namespace defaulted. */
+export function instanceOf(file: string, value: unknown): TemplateInstance {
+  const instance = checked<TemplateInstance>('TemplateInstance', file, value);
   const namespace = instance.metadata.namespace ?? 'default';
   return { ...instance, metadata: { ...instance.metadata, namespace } };
 }

@@ -268,3 +268,107 @@ describe('custom resources are checked against their CRD', () => {
     expect(result.stderr).toContain('no CustomResourceDefinition in it');
   });
 });
+
+describe('stencil diff --instances DIR: the change preflight, offline', () => {
+  const template = (name: string, extra: string): string =>
+    templateFile(
+      name,
+      `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{instance.name}}
+spec:
+  replicas: {{parameters.replicas}}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: app
+          image: nginx${extra}
+`,
+      [{ name: 'replicas', type: 'number', value: 1 }],
+    );
+
+  it('reports each instance as failing, changed or unchanged, failures first, with the counts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stencil-instances-'));
+    const instance = (name: string, replicas?: number): void => {
+      writeFileSync(
+        join(dir, `${name}.yaml`),
+        stringify({
+          apiVersion: 'stencil.dev/v1alpha1',
+          kind: 'TemplateInstance',
+          metadata: { name, namespace: 'team-a' },
+          spec: {
+            templateRef: { name: 'web' },
+            parameters:
+              replicas === undefined ? [] : [{ name: 'replicas', value: String(replicas) }],
+          },
+        }),
+      );
+    };
+    for (const [name, replicas] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+      ['d', undefined],
+    ] as const)
+      instance(name, replicas);
+    writeFileSync(
+      join(dir, 'other.yaml'),
+      stringify({
+        apiVersion: 'stencil.dev/v1alpha1',
+        kind: 'TemplateInstance',
+        metadata: { name: 'x', namespace: 'team-a' },
+        spec: { templateRef: { name: 'another' } },
+      }),
+    );
+    // The change adds a field for two replicas or more, and a typo for exactly three.
+    const to = template(
+      'instances-to',
+      '\n          {{#if (gt parameters.replicas 1)}}imagePullPolicy: Always{{/if}}\n          {{#if (eq parameters.replicas 3)}}imagePulPolicy: Always{{/if}}',
+    );
+    const result = await main([
+      'diff',
+      '--instances',
+      dir,
+      '--from',
+      template('instances-from', ''),
+      '--to',
+      to,
+    ]);
+    expect(result.exitCode).toBe(2);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(
+      /over 4 instance\(s\) in .*: 1 change, 2 unchanged, 1 fail; 1 instance\(s\) of other Templates skipped$/,
+    );
+    expect(lines.slice(1)).toEqual([
+      expect.stringMatching(
+        /^ {2}✗ team-a\/c: Rendered=False InvalidResource: Deployment team-a\/c: spec\.template\.spec\.containers\[0\]\.imagePulPolicy: unknown field/,
+      ),
+      '  ~ team-a/b: 0 added, 1 changed, 0 pruned',
+      '  = team-a/a',
+      '  = team-a/d',
+    ]);
+    const json = await main([
+      'diff',
+      '--instances',
+      dir,
+      '--from',
+      template('instances-from', ''),
+      '--to',
+      to,
+      '-o',
+      'json',
+    ]);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      total: 4,
+      failed: 1,
+      changed: 1,
+      unchanged: 2,
+      skipped: 1,
+    });
+  });
+});

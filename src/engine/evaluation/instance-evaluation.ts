@@ -27,7 +27,7 @@ import { resolveParameters, type ResolvedParameters } from '../parameters/parame
 import { formatProblem, success, type Outcome, type Problem } from '../shared/problem.ts';
 import { compileTemplate, type RenderContext, type RenderedDocument } from '../render/render.ts';
 import type { ObjectSchemas } from '../object-schema/object-schema.ts';
-import { objectSchemaProblems } from '../object-schema/rendered-objects.ts';
+import { objectSchemaProblems } from './schema-checks.ts';
 import { producerKey, renderInProcess, type RenderRunner } from '../render/render-job.ts';
 import { Redactor, type TaintedTexts } from '../redaction/redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from '../objects/resource-scope.ts';

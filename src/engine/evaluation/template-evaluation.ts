@@ -10,7 +10,7 @@ import type {
   TemplatePhase,
 } from '../../api/template.ts';
 import type { Kinded, ObjectSchemas } from '../object-schema/object-schema.ts';
-import { objectSchemaProblems, placementProblems } from '../object-schema/rendered-objects.ts';
+import { objectSchemaProblems, placementProblems } from './schema-checks.ts';
 import { draft, type ConditionDraft } from '../shared/conditions.ts';
 import { coerceParameter, emptyValue } from '../parameters/parameter-types.ts';
 import { mergeParameterValue } from '../parameters/value-merge.ts';

@@ -10,8 +10,8 @@ import type { ParameterType } from '../../api/template.ts';
 import { toFieldPath } from '../crd-schema/schema-validation.ts';
 import type { ValueOrigin } from '../render/render.ts';
 import type { Problem } from '../shared/problem.ts';
-import { objectLabel, type ObjectProblem } from './object-problems.ts';
-import type { ObjectSchemas } from './object-schema.ts';
+import { objectLabel, type ObjectProblem } from '../object-schema/object-problems.ts';
+import type { ObjectSchemas } from '../object-schema/object-schema.ts';
 
 /** A rendered object and where its values came from (RenderedDocument's fields). */
 export interface RenderedObject {
