@@ -27,6 +27,21 @@ function delta(before: { heap: number; rss: number }): string {
 }
 
 const objects = validObjects();
+/** The twelve kinds ADR 0029's figures were measured on (the fixture has grown since). */
+const MEASURED = [
+  'Deployment',
+  'Service',
+  'ConfigMap',
+  'Secret',
+  'Job',
+  'CronJob',
+  'Ingress',
+  'NetworkPolicy',
+  'StatefulSet',
+  'HorizontalPodAutoscaler',
+  'PodDisruptionBudget',
+  'Role',
+];
 const ten = [
   objects.Deployment!,
   objects.Service!,
@@ -46,7 +61,8 @@ const baseline = memory();
 const schemas = new KubernetesSchemas(schemaFileReader());
 const firsts: string[] = [];
 let loadMs = 0;
-for (const [kind, object] of Object.entries(objects)) {
+for (const kind of MEASURED) {
+  const object = objects[kind]!;
   const start = performance.now();
   const verdict = validateObject(object, schemas);
   const ms = performance.now() - start;
@@ -57,7 +73,7 @@ for (const [kind, object] of Object.entries(objects)) {
 console.log(`first check of each kind (lazy load), ms: ${firsts.join(', ')}`);
 const { files, characters } = schemas.loaded;
 console.log(
-  `built-in schemas of ${Object.keys(objects).length} kinds loaded in ${loadMs.toFixed(1)} ms: ` +
+  `built-in schemas of ${MEASURED.length} kinds loaded in ${loadMs.toFixed(1)} ms: ` +
     `${files} files, ${(characters / 1024).toFixed(0)} KiB of JSON; ${delta(baseline)}`,
 );
 

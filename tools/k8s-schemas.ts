@@ -39,7 +39,9 @@ const KEPT = new Set(['type', 'properties', 'additionalProperties', 'items', 're
 /**
  * Keywords that do not change what is valid: documentation, defaults (the API server does not
  * default built-in kinds from OpenAPI), patch and merge hints, the GVK (moved to the index), and
- * unions (checked by the server's Go validation, not by the schema).
+ * unions (checked by the server's Go validation, not by the schema). `x-kubernetes-list-type` is
+ * kept as `set` only (server-side apply refuses a duplicate in a set; `map` lists keep their
+ * keys, `atomic` says nothing about validity).
  */
 const DROPPED = new Set([
   'description',
@@ -49,7 +51,6 @@ const DROPPED = new Set([
   'x-kubernetes-map-type',
   'x-kubernetes-unions',
   'x-kubernetes-group-version-kind',
-  'x-kubernetes-list-type',
 ]);
 /** Formats, as the bundle writes them: `double` says nothing a JSON number does not. */
 const FORMATS: Readonly<Record<string, string | undefined>> = {
@@ -221,6 +222,8 @@ function compact(node: Node, where: string): Node {
       out[key] = typeof value === 'object' ? compact(value as Node, `${where}.${key}`) : value;
     } else if (key === 'x-kubernetes-list-map-keys') {
       if (node['x-kubernetes-list-type'] === 'map') out[key] = value;
+    } else if (key === 'x-kubernetes-list-type') {
+      if (value === 'set') out[key] = value;
     } else if (KEPT.has(key)) out[key] = value;
     else throw new Error(`${where}: keyword ${key} is new: decide whether validation needs it`);
   }

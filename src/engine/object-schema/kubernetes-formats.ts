@@ -36,14 +36,17 @@ export function isTime(text: string): boolean {
   return matchesTime(text, false);
 }
 
-/** metav1.MicroTime: RFC 3339 with exactly six decimals after a `.` (`RFC3339Micro`). */
+/**
+ * metav1.MicroTime: RFC 3339 with exactly six decimals (`RFC3339Micro`), after a `.` or a `,`:
+ * Go's time.Parse takes either separator before a fraction the layout asks for.
+ */
 export function isMicroTime(text: string): boolean {
   return matchesTime(text, true);
 }
 
 function matchesTime(text: string, micro: boolean): boolean {
   const m = RFC3339.exec(text);
-  if (!m || (micro && !/^\.\d{6}$/.test(m[7] ?? ''))) return false;
+  if (!m || (micro && !/^[.,]\d{6}$/.test(m[7] ?? ''))) return false;
   const number = (group: number): number => Number(m[group] ?? 0);
   const [year, month, day] = [number(1), number(2), number(3)];
   const offsetValid = m[8] === undefined || (number(8) <= 24 && number(9) <= 60);

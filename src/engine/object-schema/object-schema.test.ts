@@ -240,8 +240,73 @@ const ROWS: Row[] = [
   },
   {
     name: 'a null list item where an object is expected (an empty one, without its name)',
+    object: edited('Role', ['rules.0', null]),
+    problems: [{ path: 'rules[0].verbs', message: 'Required value' }],
+  },
+  {
+    // Server-side apply: "associative list with keys may not have a null element".
+    name: 'a null item of a keyed list, even one whose items need no field',
+    object: edited('ServiceAccount', ['secrets', [null]]),
+    problems: [
+      {
+        path: 'secrets[0]',
+        message: 'Invalid value: "null": must be of type object',
+        expected: 'object',
+        actual: 'null',
+      },
+    ],
+  },
+  {
+    // Server-side apply: "associative list without keys has an element that's an explicit null".
+    name: 'a null finalizer (an item of a set)',
+    object: edited('ConfigMap', ['metadata.finalizers', [null]]),
+    problems: [
+      {
+        path: 'metadata.finalizers[0]',
+        message: 'Invalid value: "null": must be of type string',
+        expected: 'string',
+        actual: 'null',
+      },
+    ],
+  },
+  {
+    // Server-side apply: "duplicate entries for key [="example.com/keep"]".
+    name: 'a finalizer twice (metadata.finalizers is a set)',
+    object: edited('ConfigMap', [
+      'metadata.finalizers',
+      ['example.com/keep', 'example.com/other', 'example.com/keep'],
+    ]),
+    problems: [
+      {
+        path: 'metadata.finalizers[2]',
+        message: 'Duplicate value: the same as item 0 (a set)',
+        expected: 'distinct items',
+        actual: 'string',
+      },
+    ],
+  },
+  {
+    name: 'a verb twice in a set of a FlowSchema rule',
+    object: {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+      kind: 'FlowSchema',
+      metadata: { name: 'f' },
+      spec: {
+        priorityLevelConfiguration: { name: 'workload-low' },
+        rules: [
+          {
+            subjects: [{ kind: 'Group', group: { name: 'system:authenticated' } }],
+            nonResourceRules: [{ verbs: ['get', 'get'], nonResourceURLs: ['/healthz'] }],
+          },
+        ],
+      },
+    },
+    problems: [{ path: 'spec.rules[0].nonResourceRules[0].verbs[1]', actual: 'string' }],
+  },
+  {
+    name: 'a null container (containers are keyed by name)',
     object: edited('Deployment', ['spec.template.spec.containers.0', null]),
-    problems: [{ path: 'spec.template.spec.containers[0].name', message: 'Required value' }],
+    problems: [{ path: 'spec.template.spec.containers[0]', expected: 'object', actual: 'null' }],
   },
   {
     name: 'an RFC 3339 date-time in lower case (Go refuses it)',
@@ -299,6 +364,18 @@ describe('what the API server refuses is a problem at its path', () => {
 describe('what the API server accepts, whatever its type looks like', () => {
   const ACCEPTED: [string, Json][] = [
     ['an int-or-string given as a number', edited('Service', ['spec.ports.0.targetPort', 8080])],
+    [
+      'distinct finalizers (a set)',
+      edited('ConfigMap', ['metadata.finalizers', ['example.com/keep', 'example.com/other']]),
+    ],
+    [
+      'the same argument twice (an atomic list)',
+      edited('Deployment', ['spec.template.spec.containers.0.args', ['-v', '-v']]),
+    ],
+    [
+      'a MicroTime with a comma before its six decimals',
+      edited('Lease', ['spec.renewTime', '2026-01-02T15:04:20,123456Z']),
+    ],
     [
       'an int-or-string given as a string',
       edited('PodDisruptionBudget', ['spec.maxUnavailable', '10%']),

@@ -1,6 +1,7 @@
 // Checks JSON against the small JSON Schema subset of the built-in bundle: type, enum, format,
-// required, properties, additionalProperties, items, $ref by definition name and
-// x-kubernetes-list-map-keys (tools/k8s-schemas.ts refuses any other keyword), reading null as
+// required, properties, additionalProperties, items, $ref by definition name,
+// x-kubernetes-list-map-keys and x-kubernetes-list-type `set` (tools/k8s-schemas.ts refuses any
+// other keyword), reading null as
 // the API server's Go decoding of a built-in kind reads it. It walks the schema
 // instead of compiling it: ajv needs 0.3 to 1 s to compile the Deployment schema alone (ADR
 // 0029), this needs nothing. Its errors have ajv's shape, so one mapping (object-problems.ts)
@@ -75,7 +76,8 @@ function checkValue(walk: Walk, node: SchemaNode, data: unknown): void {
     return;
   }
   if (data === null && node.type !== undefined) {
-    // Go decodes a null list item as the item type's zero value: an empty object, "", 0, false.
+    // Go decodes a null list item as the item type's zero value: an empty object, "", 0, false
+    // (a keyed list's null item is refused before, in checkArray).
     if ([node.type].flat().includes('object')) checkValue(walk, node, {});
     return;
   }
@@ -130,16 +132,30 @@ function checkObject(walk: Walk, node: SchemaNode, data: Record<string, unknown>
   }
 }
 
+function resolved(walk: Walk, node: SchemaNode): SchemaNode {
+  return typeof node.$ref === 'string' ? (walk.definitions.get(node.$ref) ?? node) : node;
+}
+
+/**
+ * Items, then the keys of a keyed list and the values of a set, as server-side apply merges them.
+ * It refuses a null item of a keyed list (x-kubernetes-list-map-keys) or of a set
+ * (`x-kubernetes-list-type: set`, such as metadata.finalizers): the item has no key to merge by.
+ * It refuses two items with the same keys, and a value twice in a set.
+ */
 function checkArray(walk: Walk, node: SchemaNode, data: unknown[]): void {
   const items = node.items as SchemaNode | undefined;
+  const keys = node['x-kubernetes-list-map-keys'] as string[] | undefined;
+  const isSet = node['x-kubernetes-list-type'] === 'set';
   if (items) {
     data.forEach((item, index) => {
       walk.at.push(String(index));
-      checkValue(walk, items, item);
+      if (item === null && (keys || isSet)) {
+        const target = resolved(walk, items);
+        fail(walk, 'type', { type: target.type ?? 'object' }, item, target);
+      } else checkValue(walk, items, item);
       walk.at.pop();
     });
   }
-  const keys = node['x-kubernetes-list-map-keys'] as string[] | undefined;
   if (keys) {
     const id = keys.join('\u0000');
     let check = keysChecks.get(id);
@@ -147,6 +163,15 @@ function checkArray(walk: Walk, node: SchemaNode, data: unknown[]): void {
     for (const { index } of check(data)) {
       fail(walk, 'x-kubernetes-list-map-keys', { index }, data, node);
     }
+  }
+  if (isSet) {
+    const first = new Map<string, number>();
+    data.forEach((item, index) => {
+      const key = JSON.stringify(item) ?? 'undefined';
+      const earlier = first.get(key);
+      if (earlier === undefined) first.set(key, index);
+      else fail(walk, 'uniqueItems', { i: index, j: earlier }, data, node);
+    });
   }
 }
 
