@@ -23,7 +23,19 @@ interface InstanceResult {
   detail?: string;
 }
 
-/** The TemplateInstances of the YAML and JSON files directly in `dir`, in file order. */
+function isList(value: unknown): value is { items: unknown[] } {
+  return kindOf(value) === 'List' && Array.isArray((value as { items?: unknown }).items);
+}
+
+/** A document, or the items of a `List` (what `kubectl get -o yaml` prints for many objects). */
+function listItems(value: unknown): unknown[] {
+  return isList(value) ? value.items : [value];
+}
+
+/**
+ * The TemplateInstances of the YAML and JSON files directly in `dir` (documents, and the items
+ * of `List` documents), in file order.
+ */
 function instancesIn(dir: string): TemplateInstance[] {
   let names: string[];
   try {
@@ -38,9 +50,13 @@ function instancesIn(dir: string): TemplateInstance[] {
     .map((n) => join(dir, n))
     .filter((file) => statSync(file).isFile())
     .flatMap((file) =>
-      readDocuments(file)
-        .filter((doc) => kindOf(doc.value) === 'TemplateInstance')
-        .map((doc) => instanceOf(`${file}#${doc.index}`, doc.value)),
+      readDocuments(file).flatMap((doc) =>
+        listItems(doc.value)
+          .filter((value) => kindOf(value) === 'TemplateInstance')
+          .map((value, i) =>
+            instanceOf(`${file}#${doc.index}${isList(doc.value) ? `.items[${i}]` : ''}`, value),
+          ),
+      ),
     );
 }
 

@@ -313,9 +313,24 @@ spec:
       ['a', 1],
       ['b', 2],
       ['c', 3],
-      ['d', undefined],
     ] as const)
       instance(name, replicas);
+    // What `kubectl get templateinstances -A -o yaml` prints: a List, read item by item.
+    writeFileSync(
+      join(dir, 'list.yaml'),
+      stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'stencil.dev/v1alpha1',
+            kind: 'TemplateInstance',
+            metadata: { name: 'd', namespace: 'team-a' },
+            spec: { templateRef: { name: 'web' } },
+          },
+        ],
+      }),
+    );
     writeFileSync(
       join(dir, 'other.yaml'),
       stringify({
