@@ -6,6 +6,7 @@
 // leaves to the dry run by design, or keeps on purpose, are each classified by a named rule below
 // (ADR 0029, "Differential test"). Prints the counts of objects, acceptances and refusals per side. FC_SEED=<n> replays another seed,
 // DIFF_PER_KIND=<n> makes more objects (an exploring run: 400 a kind take about 20 s).
+import { mapLimit } from '../../src/reconcile/instance/resource-sync.ts';
 import { fc } from '@fast-check/vitest';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { FIELD_MANAGER } from '../../src/api/well-known.ts';
@@ -166,24 +167,6 @@ const RULES: { name: string; applies: (o: Outcome) => boolean }[] = [
     },
   },
 ];
-
-/** Runs `work` over `items`, at most `limit` at a time, keeping their order. */
-async function mapLimit<T, R>(
-  items: T[],
-  limit: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
 
 function offlineText({ accepted, problems }: OfflineVerdict): string {
   if (accepted) return 'accepted';

@@ -38,26 +38,33 @@ function instanceFile(name: string, parameters: object[] = []): string {
   });
 }
 
-/** The Deployment of issue #26: appName in replicas and containerPort, an unknown field. */
-const BROKEN_DEPLOYMENT = `apiVersion: apps/v1
+/** A Deployment whose name, replicas, pod spec field and container lines the caller gives. */
+function deployment(name: string, replicas: string, podField: string, container: string): string {
+  return `apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{parameters.appName}}
+  name: ${name}
 spec:
-  replicas: {{parameters.appName}}
+  replicas: ${replicas}
   selector:
     matchLabels: {app: web}
   template:
     metadata:
       labels: {app: web}
-    spec:
-      nonExistentField: true
+    spec:${podField}
       containers:
         - name: app
-          image: nginx
-          ports:
-            - containerPort: {{parameters.appName}}
+          image: nginx${container}
 `;
+}
+
+/** The Deployment of issue #26: appName in replicas and containerPort, an unknown field. */
+const BROKEN_DEPLOYMENT = deployment(
+  '{{parameters.appName}}',
+  '{{parameters.appName}}',
+  '\n      nonExistentField: true',
+  '\n          ports:\n            - containerPort: {{parameters.appName}}',
+);
 
 const APP_NAME = [{ name: 'appName', type: 'string', value: 'shop' }];
 
@@ -271,26 +278,9 @@ describe('custom resources are checked against their CRD', () => {
 
 describe('stencil diff --instances DIR: the change preflight, offline', () => {
   const template = (name: string, extra: string): string =>
-    templateFile(
-      name,
-      `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{instance.name}}
-spec:
-  replicas: {{parameters.replicas}}
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-        - name: app
-          image: nginx${extra}
-`,
-      [{ name: 'replicas', type: 'number', value: 1 }],
-    );
+    templateFile(name, deployment('{{instance.name}}', '{{parameters.replicas}}', '', extra), [
+      { name: 'replicas', type: 'number', value: 1 },
+    ]);
 
   it('reports each instance as failing, changed or unchanged, failures first, with the counts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'stencil-instances-'));
