@@ -7,6 +7,14 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import {
+  compactDefinition,
+  kindsOfDefinition,
+  packageOf,
+  refsOf,
+  type GroupVersionKind,
+  type Refuse,
+} from '../src/engine/object-schema/openapi-definitions.ts';
 import { requiredVersion } from './control-plane/binaries.ts';
 
 /** Where the bundle is written, relative to the repository root. */
@@ -23,85 +31,13 @@ interface EnumAt {
   enum: unknown[];
 }
 
-interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
-
 const root = join(import.meta.dirname, '..');
 const apiserverModule = join(root, 'tools', 'kube-apiserver');
 const run = promisify(execFile);
-const REF_PREFIX = '#/components/schemas/';
-
-/** Keywords that validation needs, kept as they are (refs and formats are rewritten). */
-const KEPT = new Set(['type', 'properties', 'additionalProperties', 'items', 'required', 'enum']);
-/**
- * Keywords that do not change what is valid: documentation, defaults (the API server does not
- * default built-in kinds from OpenAPI), patch and merge hints, the GVK (moved to the index), and
- * unions (checked by the server's Go validation, not by the schema). `x-kubernetes-list-type` is
- * kept as `set` only (server-side apply refuses a duplicate in a set; `map` lists keep their
- * keys, `atomic` says nothing about validity).
- */
-const DROPPED = new Set([
-  'description',
-  'default',
-  'x-kubernetes-patch-strategy',
-  'x-kubernetes-patch-merge-key',
-  'x-kubernetes-map-type',
-  'x-kubernetes-unions',
-  'x-kubernetes-group-version-kind',
-]);
-/** Formats, as the bundle writes them: `double` says nothing a JSON number does not. */
-const FORMATS: Readonly<Record<string, string | undefined>> = {
-  int32: 'int32',
-  int64: 'int64',
-  byte: 'byte',
-  'date-time': 'date-time',
-  double: undefined,
+/** A keyword, format or shape the dialect does not know stops generation: it is to be decided. */
+const refuse: Refuse = (where, what) => {
+  throw new Error(`${where}: ${what}`);
 };
-/**
- * Definitions with their own JSON decoding, written as the bundle's validator understands them
- * (ADR 0029): a quantity is a string in the quantity grammar or a number; an IntOrString an int32
- * or a string; a MicroTime RFC 3339 with exactly six decimals; RawExtension and FieldsV1 hold any
- * JSON object; the apiextensions JSON holders any value.
- */
-const SPECIAL: Readonly<Record<string, Node>> = {
-  'io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime': { type: 'string', format: 'micro-time' },
-  'io.k8s.apimachinery.pkg.api.resource.Quantity': {
-    type: ['string', 'number'],
-    format: 'quantity',
-  },
-  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': {
-    'x-kubernetes-int-or-string': true,
-    format: 'int32',
-  },
-  'io.k8s.apimachinery.pkg.runtime.RawExtension': {
-    type: 'object',
-    'x-kubernetes-preserve-unknown-fields': true,
-  },
-  'io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1': {
-    type: 'object',
-    'x-kubernetes-preserve-unknown-fields': true,
-  },
-  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON': {
-    'x-kubernetes-preserve-unknown-fields': true,
-  },
-  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray': {
-    'x-kubernetes-preserve-unknown-fields': true,
-  },
-  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool': {
-    'x-kubernetes-preserve-unknown-fields': true,
-  },
-  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray': {
-    'x-kubernetes-preserve-unknown-fields': true,
-  },
-};
-
-/** `io.k8s.api.core.v1.PodSpec` → `io.k8s.api.core.v1`: the file a definition is written to. */
-function packageOf(definition: string): string {
-  return definition.slice(0, definition.lastIndexOf('.'));
-}
 
 /** The module's directory, downloaded through the Go module proxy on a machine without it. */
 async function kubernetesModule(version: string): Promise<string> {
@@ -195,54 +131,6 @@ function addEnums(definitions: Map<string, Node>, enums: Record<string, EnumAt[]
   return added;
 }
 
-/** A schema node reduced to what validation needs; refs name the definition they point to. */
-function compact(node: Node, where: string): Node {
-  const allOf = node.allOf as Node[] | undefined;
-  if (allOf) {
-    if (allOf.length !== 1) throw new Error(`${where}: allOf with ${allOf.length} entries`);
-    const { allOf: _, ...rest } = node;
-    return compact({ ...rest, ...allOf[0] }, where);
-  }
-  const out: Node = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (DROPPED.has(key)) continue;
-    if (key === '$ref') out.$ref = (value as string).replace(REF_PREFIX, '');
-    else if (key === 'format') {
-      if (!(String(value) in FORMATS)) throw new Error(`${where}: unknown format ${String(value)}`);
-      const format = FORMATS[String(value)];
-      if (format) out.format = format;
-    } else if (key === 'properties') {
-      out.properties = Object.fromEntries(
-        Object.entries(value as Record<string, Node>).map(([name, child]) => [
-          name,
-          compact(child, `${where}.${name}`),
-        ]),
-      );
-    } else if (key === 'items' || key === 'additionalProperties') {
-      out[key] = typeof value === 'object' ? compact(value as Node, `${where}.${key}`) : value;
-    } else if (key === 'x-kubernetes-list-map-keys') {
-      if (node['x-kubernetes-list-type'] === 'map') out[key] = value;
-    } else if (key === 'x-kubernetes-list-type') {
-      if (value === 'set') out[key] = value;
-    } else if (KEPT.has(key)) out[key] = value;
-    else throw new Error(`${where}: keyword ${key} is new: decide whether validation needs it`);
-  }
-  if (out.$ref && Object.keys(out).length > 1) throw new Error(`${where}: $ref with siblings`);
-  return out;
-}
-
-/** The definitions a node refers to. */
-function refsOf(node: unknown, into: Set<string>): Set<string> {
-  if (Array.isArray(node)) for (const item of node) refsOf(item, into);
-  else if (typeof node === 'object' && node !== null) {
-    for (const [key, value] of Object.entries(node)) {
-      if (key === '$ref' && typeof value === 'string') into.add(value);
-      else refsOf(value, into);
-    }
-  }
-  return into;
-}
-
 /** For each package, every other package its definitions reach, transitively, sorted. */
 function packageDependencies(files: Map<string, Map<string, Node>>): Record<string, string[]> {
   const direct = new Map<string, Set<string>>();
@@ -280,12 +168,7 @@ function indexText(
 ): string {
   const kinds = new Map<string, Record<string, string>>();
   for (const [name, schema] of definitions) {
-    // meta/v1 kinds (DeleteOptions, WatchEvent, Status) are request and response bodies.
-    if (name.startsWith('io.k8s.apimachinery.')) continue;
-    for (const { group, version: v, kind } of schema[
-      'x-kubernetes-group-version-kind'
-    ] as GroupVersionKind[]) {
-      const apiVersion = group ? `${group}/${v}` : v;
+    for (const { apiVersion, kind } of kindsOfDefinition(name, schema)) {
       const byKind = kinds.get(apiVersion) ?? {};
       if (byKind[kind] && byKind[kind] !== name) {
         throw new Error(`${apiVersion} ${kind} is both ${byKind[kind]} and ${name}`);
@@ -347,7 +230,7 @@ export async function writeKubernetesSchemas(): Promise<BundleSummary> {
   for (const [name, schema] of definitions) {
     const pkg = packageOf(name);
     const file = files.get(pkg) ?? new Map<string, Node>();
-    file.set(name, SPECIAL[name] ?? compact(schema, name));
+    file.set(name, compactDefinition(name, schema, refuse));
     files.set(pkg, file);
   }
   for (const ref of refsOf(
