@@ -138,12 +138,13 @@ export class CustomResourceSchemas {
  * server does under fieldValidation=Strict: nulls the server prunes are pruned, unknown fields
  * (outside x-kubernetes-preserve-unknown-fields) are problems, metadata is checked as the
  * built-in ObjectMeta, and the CEL rules do not run after a blocking error. A schema ajv cannot
- * compile makes the object skipped, with the reason.
+ * compile makes the object skipped, with the reason. `builtIns` holds ObjectMeta (the bundle, or
+ * the documents an API server publishes).
  */
 export function validateCustomResource(
   object: Json,
   openAPIV3Schema: SchemaNode,
-  builtIns: KubernetesSchemas,
+  builtIns: Pick<KubernetesSchemas, 'errorsOf'>,
   compiler: CrdSchemaCompiler,
 ): ObjectVerdict {
   const kind = `${String(object.apiVersion)} ${String(object.kind)}`;
