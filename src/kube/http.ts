@@ -39,6 +39,8 @@ export type RequestListener = (
   path: string,
   dryRun: boolean,
   status: number,
+  /** The query parameters sent (fieldManager, fieldValidation, hash, ...). */
+  query: URLSearchParams,
 ) => void;
 
 /** Credentials from the kubeconfig (bearer token or basic auth) plus content negotiation. */
@@ -198,7 +200,8 @@ export class KubeHttp {
     }).catch((error: unknown) => {
       throw spec.signal?.aborted ? errorForAbort(spec) : errorForNetwork(error);
     });
-    for (const listener of this.listeners) listener(spec.method, spec.path, dryRun, reply.status);
+    for (const listener of this.listeners)
+      listener(spec.method, spec.path, dryRun, reply.status, url.searchParams);
     return reply;
   }
 

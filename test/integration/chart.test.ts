@@ -239,6 +239,15 @@ describe('helm template', () => {
     expect(off.filter((o) => o.kind.endsWith('WebhookConfiguration'))).toEqual([]);
   }, 60_000);
 
+  it('lets the operator read the schemas the API server publishes (/openapi/v3, ADR 0030)', async () => {
+    const role = (await render('stencil', 'stencil-chart')).find(
+      (o) => o.kind === 'ClusterRole',
+    ) as unknown as { rules: { nonResourceURLs?: string[]; verbs: string[] }[] };
+    expect(role.rules.filter((r) => r.nonResourceURLs)).toEqual([
+      { nonResourceURLs: ['/openapi/v3', '/openapi/v3/*'], verbs: ['get'] },
+    ]);
+  });
+
   it('authorizeSources: requester passes the flag, may review access, and needs the webhook', async () => {
     const objects = await render('stencil', 'stencil-chart', {
       authorizeSources: 'requester',
@@ -252,9 +261,9 @@ describe('helm template', () => {
       '--authorize-sources=requester',
     );
     const role = objects.find((o) => o.kind === 'ClusterRole') as unknown as {
-      rules: { resources: string[]; verbs: string[] }[];
+      rules: { resources?: string[]; verbs: string[] }[];
     };
-    expect(role.rules.find((r) => r.resources.includes('subjectaccessreviews'))?.verbs).toEqual([
+    expect(role.rules.find((r) => r.resources?.includes('subjectaccessreviews'))?.verbs).toEqual([
       'create',
     ]);
     const mutating = objects.find((o) => o.kind === 'MutatingWebhookConfiguration') as unknown as {
