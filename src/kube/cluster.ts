@@ -179,6 +179,7 @@ export class KubeCluster implements ClusterPort {
           fieldManager: this.fieldManager,
           force: 'true',
           dryRun: options.dryRun ? 'All' : undefined,
+          fieldValidation: options.fieldValidation,
         },
         body: object,
         contentType: 'application/apply-patch+yaml',

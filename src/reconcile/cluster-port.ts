@@ -58,6 +58,12 @@ export type DeleteOutcome = 'deleted' | 'pending' | 'absent';
 export interface ApplyOptions {
   /** Server-side dry run (`dryRun=All`): validated and defaulted, not persisted. */
   dryRun?: boolean;
+  /**
+   * `fieldValidation`: `Strict` fails the request on a duplicate or unknown field. Server-side
+   * apply refuses an unknown field whatever this says (with HTTP 500, ADR 0030); the server's
+   * default lets a duplicate field through, the last one winning.
+   */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
 }
 
 export interface EventRecord {

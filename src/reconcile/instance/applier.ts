@@ -28,6 +28,12 @@ export type ApplyResult = ApplyReport;
 /** Dry runs of one step sent at once (live reads use the same bound). */
 const DRY_RUNS_IN_FLIGHT = 8;
 
+/**
+ * Rendered objects are judged strictly, their dry runs and their applies alike (ADR 0030): an
+ * apply must not pass where the dry run that admitted it failed, nor drop what was rendered.
+ */
+const STRICT = { fieldValidation: 'Strict' } as const;
+
 function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
   const holder = live.metadata.labels?.[LABEL_INSTANCE_UID];
   if (holder === owner.uid) return undefined;
@@ -139,7 +145,7 @@ class PlanRun {
       }
       const written = this.request.beginWrite?.(this.desired[i]!);
       try {
-        this.result[i] = await this.cluster.apply(this.desired[i]!);
+        this.result[i] = await this.cluster.apply(this.desired[i]!, STRICT);
         // Recorded before the tracker hears of it: the watch event of this write, held while
         // the apply was in flight, is recognised as ours by this record.
         this.request.memo?.record(this.desired[i]!, this.hashes[i]!, this.result[i]);
@@ -160,7 +166,7 @@ class PlanRun {
   private async dryRun(indexes: number[]): Promise<ApplyResult | undefined> {
     const checks = await mapLimit(indexes, DRY_RUNS_IN_FLIGHT, async (i) => {
       try {
-        this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { dryRun: true });
+        this.dryRuns[i] = await this.cluster.apply(this.desired[i]!, { ...STRICT, dryRun: true });
         return undefined;
       } catch (error) {
         return this.rejection(this.desired[i]!, error, 'dry run');
