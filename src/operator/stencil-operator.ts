@@ -9,7 +9,11 @@ import type { LeaderElector } from '../framework/coordination/leader-election.ts
 import { OperatorShell } from '../framework/watches/operator-shell.ts';
 import { parseRequestKey } from '../framework/reconciler.ts';
 import type { QueueObserver } from '../framework/work-queue.ts';
+import { ClusterSchemas, type ClusterSchemasOptions } from '../kube/cluster-schemas.ts';
 import type { KubeConnection } from '../kube/connection.ts';
+import { KubernetesSchemas } from '../engine/object-schema/kubernetes-schemas.ts';
+import { OfflineSchemas } from '../engine/object-schema/object-schema.ts';
+import { schemaFileReader } from '../kubernetes-schema-files.ts';
 import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
 import { AppliedMemo } from '../reconcile/instance/applied-memo.ts';
@@ -60,6 +64,11 @@ export interface OperatorOptions {
   resyncSeconds: number;
   /** Renders run in worker threads with this deadline (default 5 s, 2 workers). */
   render?: { timeoutMs: number; workers?: number };
+  /**
+   * How the API server's published schemas are kept (ADR 0030); the built-in bundle
+   * (schemas/kubernetes) is read only when they cannot be.
+   */
+  schemas?: Omit<ClusterSchemasOptions, 'log'>;
   log: Logger;
   now?: () => Date;
 }
@@ -100,6 +109,8 @@ export class StencilOperator {
   private elector: LeaderElector | undefined;
   private leading = false;
   private readonly shard: Shard | undefined;
+  /** The API server's published schemas, that rendered objects are checked against. */
+  readonly publishedSchemas: ClusterSchemas;
 
   constructor(private readonly options: OperatorOptions) {
     this.shard = options.sharding && createShard(options.sharding, options.connection, options.log);
@@ -119,6 +130,12 @@ export class StencilOperator {
     const now = options.now ?? (() => new Date());
     const { cluster } = options.connection;
     const cache = this.caches;
+    this.publishedSchemas = new ClusterSchemas(
+      options.connection.http,
+      new OfflineSchemas(new KubernetesSchemas(schemaFileReader())),
+      { ...options.schemas, log: (level, message, fields) => options.log[level](message, fields) },
+    );
+    const { schemas } = this.publishedSchemas;
     this.renders = new RenderPool({
       timeoutMs: options.render?.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS,
       size: options.render?.workers,
@@ -137,6 +154,7 @@ export class StencilOperator {
         cache,
         tracker: this.dependencies,
         applied,
+        schemas,
         metrics: reconcileMetrics(options.metrics),
         events: this.events,
         renderer: this.renders.render,
@@ -154,7 +172,7 @@ export class StencilOperator {
       name: 'template',
       kind: cache.kinds.templates,
       watches: templateWatches(cache),
-      reconciler: new TemplateReconciler({ cluster, cache, now }),
+      reconciler: new TemplateReconciler({ cluster, cache, schemas, now }),
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
     });
     this.sets = this.controller({

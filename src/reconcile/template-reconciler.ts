@@ -10,7 +10,11 @@ import {
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
 import { draft, mergeConditions, rfc3339 } from '../engine/shared/conditions.ts';
-import { evaluateTemplate } from '../engine/evaluation/template-evaluation.ts';
+import {
+  evaluateTemplate,
+  evaluateTemplateChecked,
+} from '../engine/evaluation/template-evaluation.ts';
+import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
@@ -20,6 +24,11 @@ import { syncRevisions } from './template-revisions.ts';
 export interface TemplateReconcilerDeps {
   cluster: ClusterPort;
   cache: CacheReader;
+  /**
+   * What the objects of the check render are checked against: the schemas the API server
+   * publishes (ADR 0030), as `stencil validate` checks them against the offline ones.
+   */
+  schemas?: ObjectSchemas;
   now: () => Date;
 }
 
@@ -42,7 +51,10 @@ export class TemplateReconciler implements Reconciler {
       await ensureFinalizer(cluster, template, FINALIZER_TEMPLATE);
       return {};
     }
-    const evaluation = evaluateTemplate(template);
+    const { schemas } = this.deps;
+    const evaluation = schemas
+      ? await evaluateTemplateChecked(template, schemas)
+      : evaluateTemplate(template);
     // Only valid content becomes a release: an invalid edit never reaches instances that follow
     // a progressive rollout (under strategy All they render the live Template and report it).
     const releases = await syncRevisions(

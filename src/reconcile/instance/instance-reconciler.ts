@@ -17,6 +17,7 @@ import {
   evaluateInstance,
   type InstanceEvaluation,
 } from '../../engine/evaluation/instance-evaluation.ts';
+import type { ObjectSchemas } from '../../engine/object-schema/object-schema.ts';
 import type { RenderRunner } from '../../engine/render/render-job.ts';
 import { gvkKey, resourceKey, type Owner } from '../../engine/objects/inventory.ts';
 import { Redactor } from '../../engine/redaction/redaction.ts';
@@ -68,6 +69,11 @@ export interface InstanceReconcilerDeps {
   sourceCache?: SourceCache;
   /** What our applies produced, shared with the drift watches; one of its own when not given. */
   applied?: AppliedMemo;
+  /**
+   * What rendered objects are checked against before any dry run: the schemas the API server
+   * publishes (ADR 0030). Without it, only the dry run checks them.
+   */
+  schemas?: ObjectSchemas;
   now: () => Date;
   log: ReconcileLog;
 }
@@ -210,6 +216,7 @@ export class InstanceReconciler implements Reconciler {
       port: source,
       observe: (ref) => this.observe(cluster, instance, ref),
       renderer: this.deps.renderer,
+      schemas: this.deps.schemas,
     });
     // Every instance that is not frozen watches what it rendered: revert/strict to revert drift,
     // and all of them to see the health of their objects change.
