@@ -278,7 +278,8 @@ spec:
   });
 
   it('applies nothing when the API server rejects one rendered object, and converges once fixed', async () => {
-    const broken = `${configMapDoc('{{instance.name}}-config', '  image: broken-{{parameters.image}}')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: not-a-port}]\n`;
+    // A port out of range: the schema (an int32) lets it through, the server's validation does not.
+    const broken = `${configMapDoc('{{instance.name}}-config', '  image: broken-{{parameters.image}}')}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{instance.name}}\nspec:\n  ports: [{port: 70000}]\n`;
     await user.apply(
       template(tplNs, 'web', {
         ...common,
@@ -297,7 +298,7 @@ spec:
     await user.apply(
       template(tplNs, 'web', {
         ...common,
-        handlebars: broken.replace('not-a-port', '80'),
+        handlebars: broken.replace('70000', '80'),
         parameters: [{ name: 'image', exposeInStatus: true }],
       }),
     );

@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/api/condition.ts';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import { ANNOTATION_RECONCILE_AT, API_VERSION } from '../../src/api/well-known.ts';
+import { evaluateTemplateChecked } from '../../src/engine/evaluation/template-evaluation.ts';
+import { KubernetesSchemas } from '../../src/engine/object-schema/kubernetes-schemas.ts';
+import { OfflineSchemas } from '../../src/engine/object-schema/object-schema.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { schemaFileReader } from '../../src/kubernetes-schema-files.ts';
 import type { ObjectId } from '../../src/reconcile/cluster-port.ts';
 import { fromSecret, instance, secret, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
@@ -92,6 +96,18 @@ spec:
   colour: red
 `;
 
+const bundle = new KubernetesSchemas(schemaFileReader());
+
+/**
+ * The Valid message `stencil validate` gives the Template as the API server holds it (the bundle,
+ * and `--crds` for the CRD objects given).
+ */
+async function validateMessage(name: string, crds: KubeObject[] = []): Promise<string | undefined> {
+  const object = await user.get({ apiVersion: API_VERSION, kind: 'Template', namespace: ns, name });
+  const evaluation = await evaluateTemplateChecked(object, new OfflineSchemas(bundle, crds));
+  return evaluation.conditions.find((c) => c.type === 'Valid')?.message;
+}
+
 async function templateValid(name: string): Promise<Condition | undefined> {
   const object = await user.get({ apiVersion: API_VERSION, kind: 'Template', namespace: ns, name });
   const status = (object as { status?: { conditions?: Condition[] } } | undefined)?.status;
@@ -145,6 +161,7 @@ describe('an unknown field in a Deployment pod spec', () => {
     }, 'the Template invalid');
     expect(valid.message).toContain('Deployment');
     expect(valid.message).toContain('spec.template.spec.dnsPolicyy: unknown field');
+    expect(valid.message).toBe(await validateMessage('web'));
     const ready = await eventually(async () => {
       const c = conditionOf(await instanceStatus(user, ns, 'shop'));
       return c?.status === 'False' && c;
@@ -179,6 +196,8 @@ describe('a custom resource of a CRD installed in the cluster', () => {
       return c?.status === 'False' && c;
     }, 'the Template invalid');
     expect(invalid.message).toContain(`Gadget ${ns}/dry-run: spec.colour: unknown field`);
+    const crd = gadgetCrd({ size: { type: 'integer' } });
+    expect(invalid.message).toBe(await validateMessage('gadgets', [crd]));
     const failed = await eventually(async () => {
       const c = conditionOf(await instanceStatus(user, ns, 'gizmo'));
       return c?.status === 'False' && c.reason === 'InvalidResource' && c;

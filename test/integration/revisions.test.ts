@@ -176,9 +176,10 @@ describe('a progressive rollout with a canary stage', () => {
   }, 180_000);
 
   it('halts a bad change after the canary, naming the failing instances, with the other 15 untouched', async () => {
-    // The API server rejects a ConfigMap whose data value is a number.
+    // The API server rejects a ConfigMap data key that is no valid key: its validation, not the
+    // schema, which the Template check applies (a number as a data value is refused there).
     await user.apply(
-      template(platform, 'app', { ...appSpec, handlebars: `${BODY('3')}  broken: 42\n` }),
+      template(platform, 'app', { ...appSpec, handlebars: `${BODY('3')}  "broken key": x\n` }),
     );
     // Both admitted canary instances fail; the halt names them (the second may report later).
     const status = await eventually(async () => {
