@@ -95,6 +95,15 @@ export class ClusterSchemas {
     this.schemas = new PublishedSchemas((apiVersions) => this.documents(apiVersions), offline);
   }
 
+  /**
+   * Of `apiVersions`, those `/openapi/v3` did not list at its last reading (none before the
+   * first): a CRD installed a moment ago is served before its schema is published.
+   */
+  unpublished(apiVersions: readonly string[]): string[] {
+    const urls = this.#discovered?.urls;
+    return urls ? apiVersions.filter((v) => !urls.has(v)) : [];
+  }
+
   /** The group-versions whose documents are held, with the number of kinds of each. */
   held(): Record<string, number> {
     return Object.fromEntries(

@@ -172,7 +172,13 @@ export class StencilOperator {
       name: 'template',
       kind: cache.kinds.templates,
       watches: templateWatches(cache),
-      reconciler: new TemplateReconciler({ cluster, cache, schemas, now }),
+      reconciler: new TemplateReconciler({
+        cluster,
+        cache,
+        schemas,
+        unpublished: (apiVersions) => this.publishedSchemas.unpublished(apiVersions),
+        now,
+      }),
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
     });
     this.sets = this.controller({

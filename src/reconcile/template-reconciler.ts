@@ -14,7 +14,7 @@ import {
   evaluateTemplate,
   evaluateTemplateChecked,
 } from '../engine/evaluation/template-evaluation.ts';
-import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
+import type { Kinded, ObjectSchemas } from '../engine/object-schema/object-schema.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
@@ -29,8 +29,19 @@ export interface TemplateReconcilerDeps {
    * publishes (ADR 0030), as `stencil validate` checks them against the offline ones.
    */
   schemas?: ObjectSchemas;
+  /**
+   * Of the apiVersions given, those the schemas lack because the API server has not published
+   * them yet (ClusterSchemas.unpublished).
+   */
+  unpublished?: (apiVersions: readonly string[]) => string[];
   now: () => Date;
 }
+
+/**
+ * How soon a Template is checked again when a kind it renders is served but its schema not yet
+ * published (a CRD just installed): the published list is read again at most this often too.
+ */
+export const UNPUBLISHED_RECHECK_MS = 5_000;
 
 export class TemplateReconciler implements Reconciler {
   constructor(private readonly deps: TemplateReconcilerDeps) {}
@@ -77,7 +88,22 @@ export class TemplateReconciler implements Reconciler {
     });
     // Acted on: the next halt needs a new resume.
     if (resume) await cluster.removeAnnotation(written ?? template, ANNOTATION_ROLLOUT);
-    return {};
+    return (await this.awaitsSchemas(cluster, evaluation.renderedKinds))
+      ? { requeueAfter: UNPUBLISHED_RECHECK_MS }
+      : {};
+  }
+
+  /**
+   * A rendered kind the API server serves but has not published a schema for yet was skipped by
+   * the check: the Template is checked again soon, not at the next resync. (A kind served without
+   * a published schema at all, rare, keeps one pass every few seconds.)
+   */
+  private async awaitsSchemas(cluster: ClusterPort, kinds: readonly Kinded[]): Promise<boolean> {
+    const unpublished = new Set(this.deps.unpublished?.(kinds.map((k) => k.apiVersion)) ?? []);
+    for (const k of kinds)
+      if (unpublished.has(k.apiVersion) && (await cluster.scopeOf(k.apiVersion, k.kind)))
+        return true;
+    return false;
   }
 
   private async finalize(
