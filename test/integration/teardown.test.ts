@@ -5,6 +5,7 @@
 // docs/installation.md gives. The operator runs in this process (a kwok pod runs no container),
 // as the chart runs it: the release owns the webhook configuration, and the operator
 // (--webhook-configurations=install) sets only its caBundle.
+import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -409,9 +410,17 @@ const editConfigMap = (namespace: string, name: string): Promise<KubeObject> =>
 
 /** docs/installation.md, "When the operator is already gone": drop the finalizer, then delete. */
 async function releaseAndDelete(id: Id): Promise<void> {
-  const object = await admin.get(id);
-  if (!object) return;
-  await admin.setFinalizers(object, []);
+  // A write that was still in flight when the operator stopped may move the object on: read again.
+  for (let attempt = 1; ; attempt++) {
+    const object = await admin.get(id);
+    if (!object) return;
+    try {
+      await admin.setFinalizers(object, []);
+      break;
+    } catch (error) {
+      if (!isClusterError(error, 'Conflict') || attempt >= 5) throw error;
+    }
+  }
   await admin.delete(id);
 }
 
