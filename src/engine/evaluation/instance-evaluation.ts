@@ -24,7 +24,13 @@ import {
 } from '../releases/migrations.ts';
 import { stampSourcesHash } from '../sync/restart-on-change.ts';
 import { resolveParameters, type ResolvedParameters } from '../parameters/parameters.ts';
-import { formatProblem, success, type Outcome, type Problem } from '../shared/problem.ts';
+import {
+  formatProblem,
+  success,
+  summarizeProblems,
+  type Outcome,
+  type Problem,
+} from '../shared/problem.ts';
 import { compileTemplate, type RenderContext, type RenderedDocument } from '../render/render.ts';
 import type { ObjectSchemas } from '../object-schema/object-schema.ts';
 import { objectSchemaProblems } from './schema-checks.ts';
@@ -298,9 +304,7 @@ function schemaCheck(
   const rendered = objects.map((object, i) => ({ object, origins: documents[i]!.origins }));
   const { problems, notes } = objectSchemaProblems(rendered, schemas, R.InvalidResource);
   if (problems.length === 0) return { notes };
-  const shown = problems.slice(0, 5).map((p) => p.message);
-  const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
-  const message = `${shown.join('; ')}${more}`;
+  const message = summarizeProblems(problems);
   return { problem: { path: '', reason: R.InvalidResource, message }, notes };
 }
 

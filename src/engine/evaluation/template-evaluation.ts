@@ -16,7 +16,7 @@ import { coerceParameter, emptyValue } from '../parameters/parameter-types.ts';
 import { mergeParameterValue } from '../parameters/value-merge.ts';
 import { observedPlacementProblems } from '../health/observed.ts';
 import { observedProblems } from '../health/observed-check.ts';
-import { formatProblem, type Problem } from '../shared/problem.ts';
+import { summarizeProblems, type Problem } from '../shared/problem.ts';
 import { readyWhenProblems } from '../health/ready-when-check.ts';
 import { renderedObjectProblem } from '../objects/annotation-checks.ts';
 import { stampSourcesHash } from '../sync/restart-on-change.ts';
@@ -43,12 +43,6 @@ const DRY_RUN_INSTANCE = {
   labels: {},
   annotations: {},
 };
-
-function summarize(problems: Problem[]): string {
-  const shown = problems.slice(0, 5).map(formatProblem);
-  const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
-  return `${shown.join('; ')}${more}`;
-}
 
 /** A spec.sources selector expression the schema cannot check (ADR 0019), naming the field. */
 function sourcesProblems(template: Template): Problem[] {
@@ -157,7 +151,7 @@ function trialRender(template: Template): Trial {
     condition:
       placeholders.size > 0
         ? skipped(placeholders)
-        : draft(T.DryRunRendered, false, R.RenderFailed, summarize(problems)),
+        : draft(T.DryRunRendered, false, R.RenderFailed, summarizeProblems(problems)),
   });
   const compiled = compileTemplate(
     template.spec.handlebars,
@@ -218,7 +212,8 @@ function dryRun(
     { values: trial.values, status: declared.map((p) => ({ name: p.name })) },
     DRY_RUN_INSTANCE.uid,
   );
-  if (!hashed.ok) return draft(T.DryRunRendered, false, R.RenderFailed, summarize(hashed.problems));
+  if (!hashed.ok)
+    return draft(T.DryRunRendered, false, R.RenderFailed, summarizeProblems(hashed.problems));
   // The dry run has no live producers: every observed value is "" here, as on an instance's
   // first pass, so a body that cannot render that way is refused now rather than stuck later.
   const misplaced = observedPlacementProblems(
@@ -227,7 +222,7 @@ function dryRun(
     namespace,
   );
   if (misplaced.length > 0)
-    return draft(T.DryRunRendered, false, R.RenderFailed, summarize(misplaced));
+    return draft(T.DryRunRendered, false, R.RenderFailed, summarizeProblems(misplaced));
   const skippedKinds = notes.length > 0 ? `; ${notes.join('; ')}` : '';
   return draft(
     T.DryRunRendered,
@@ -272,7 +267,7 @@ export function evaluateTemplate(object: unknown, schemas?: ObjectSchemas): Temp
     return {
       phase: 'Invalid',
       problems: schemaProblems,
-      conditions: [draft(T.Valid, false, R.SpecInvalid, summarize(schemaProblems))],
+      conditions: [draft(T.Valid, false, R.SpecInvalid, summarizeProblems(schemaProblems))],
       renderedKinds: [],
     };
   }
@@ -316,7 +311,7 @@ function invalid(problems: Problem[], renderedKinds: Kinded[]): TemplateEvaluati
   return {
     phase: 'Invalid',
     problems,
-    conditions: [draft(T.Valid, false, R.ValidationFailed, summarize(problems))],
+    conditions: [draft(T.Valid, false, R.ValidationFailed, summarizeProblems(problems))],
     renderedKinds,
   };
 }

@@ -3,7 +3,7 @@
 // built-in kind against the bundle of Kubernetes 1.36. Types, enums, formats, required and unknown
 // fields; the Go validation beyond the schema (name syntax, ranges, cross-field rules) is left to
 // the dry run.
-import type { CustomResourceSchemas } from './crd-schemas.ts';
+import type { CrdSchemaCompiler, CustomResourceSchemas } from './crd-schemas.ts';
 import type { KubernetesSchemas } from './kubernetes-schemas.ts';
 import { objectLabel, objectProblems, type ObjectVerdict } from './object-problems.ts';
 
@@ -61,9 +61,25 @@ export function validateObject(
   return { checked: true, problems: objectProblems(objectLabel(typed), errors), notes: [] };
 }
 
-/** crd-schemas.ts and ajv, loaded by the first `prepare` that meets a custom resource. */
-let crdModule: typeof import('./crd-schemas.ts') | undefined;
-let compiler: import('./crd-schemas.ts').CrdSchemaCompiler | undefined;
+type CrdModule = typeof import('./crd-schemas.ts');
+
+/**
+ * crd-schemas.ts and ajv, with the one compiler of the process (compiled CRD schemas are kept
+ * there): loaded by the first `prepare`, of any ObjectSchemas, that meets a custom resource.
+ */
+let crd: { module: CrdModule; compiler: CrdSchemaCompiler } | undefined;
+
+/** Loads crd-schemas.ts and ajv, once per process. */
+export async function loadCrdChecks(): Promise<void> {
+  if (crd) return;
+  const module = await import('./crd-schemas.ts');
+  crd ??= { module, compiler: new module.CrdSchemaCompiler() };
+}
+
+/** The custom resource checks, once loadCrdChecks has run. */
+export function crdChecks(): { module: CrdModule; compiler: CrdSchemaCompiler } | undefined {
+  return crd;
+}
 
 /**
  * The schemas known without a cluster: the built-in bundle, Stencil's own kinds, and the CRDs
@@ -84,14 +100,12 @@ export class OfflineSchemas implements ObjectSchemas {
         o.kind === 'CustomResourceDefinition' ||
         this.builtIns.definitionOf(o.apiVersion, o.kind) === undefined,
     );
-    if (!custom || crdModule) return;
-    crdModule = await import('./crd-schemas.ts');
-    compiler = new crdModule.CrdSchemaCompiler();
+    if (custom) await loadCrdChecks();
   }
 
   check(object: unknown): ObjectVerdict {
-    if (crdModule && compiler)
-      this.#crds ??= new crdModule.CustomResourceSchemas(this.builtIns, compiler).addAll(
+    if (crd)
+      this.#crds ??= new crd.module.CustomResourceSchemas(this.builtIns, crd.compiler).addAll(
         this.crdObjects,
       );
     const verdict = validateObject(object, this.builtIns, this.#crds);

@@ -4,10 +4,16 @@
 // (openapi-definitions.ts), custom resources checked with ajv as the CLI checks them against a
 // CRD file (crd-schemas.ts). What the cluster does not publish is checked offline (the bundle).
 import type { ErrorObject } from 'ajv';
-import type { CrdSchemaCompiler, CustomResourceSchemas } from './crd-schemas.ts';
+import type { CustomResourceSchemas } from './crd-schemas.ts';
 import { BUILT_IN_FORMATS } from './kubernetes-formats.ts';
 import { objectLabel, objectProblems, type ObjectVerdict } from './object-problems.ts';
-import type { Kinded, ObjectSchemas, OfflineSchemas } from './object-schema.ts';
+import {
+  crdChecks,
+  loadCrdChecks,
+  type Kinded,
+  type ObjectSchemas,
+  type OfflineSchemas,
+} from './object-schema.ts';
 import {
   compactDefinition,
   kindsOfDefinition,
@@ -194,17 +200,6 @@ export type PublishedDocuments = (
   apiVersions: readonly string[],
 ) => Promise<ReadonlyMap<string, PublishedGroupVersion | undefined>>;
 
-type CrdModule = typeof import('./crd-schemas.ts');
-
-/** crd-schemas.ts and ajv, loaded by the first prepare that meets a custom resource or a CRD. */
-let crd: { module: CrdModule; compiler: CrdSchemaCompiler } | undefined;
-
-async function loadCrd(): Promise<void> {
-  if (crd) return;
-  const module = await import('./crd-schemas.ts');
-  crd ??= { module, compiler: new module.CrdSchemaCompiler() };
-}
-
 /** What a PublishedSchemas and the copies withCrds makes of it share. */
 interface Held {
   published: ReadonlyMap<string, PublishedGroupVersion | undefined>;
@@ -238,7 +233,7 @@ export class PublishedSchemas implements ObjectSchemas {
       const entry = published.get(o.apiVersion)?.kinds.get(o.kind);
       return entry ? 'crd' in entry : !this.offline.builtIns.definitionOf(o.apiVersion, o.kind);
     });
-    if (custom) await loadCrd();
+    if (custom) await loadCrdChecks();
   }
 
   check(object: unknown): ObjectVerdict {
@@ -282,6 +277,7 @@ export class PublishedSchemas implements ObjectSchemas {
 
   /** Stencil's own kinds and the CRDs rendered alongside, once ajv is loaded. */
   #customResources(): CustomResourceSchemas | undefined {
+    const crd = crdChecks();
     if (crd) {
       this.#crds ??= new crd.module.CustomResourceSchemas(
         this.offline.builtIns,
@@ -300,6 +296,7 @@ function checkPublished(
 ): ObjectVerdict {
   const { definitions } = document;
   if ('crd' in entry) {
+    const crd = crdChecks();
     if (!crd) {
       const note = `no schema for ${object.apiVersion} ${object.kind} (not prepared), skipped`;
       return { checked: false, note };

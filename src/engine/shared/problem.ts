@@ -24,6 +24,13 @@ export function failure<T>(problems: Problem[]): Outcome<T> {
   return { ok: false, problems };
 }
 
+/** The first five problems, one-line each and `; `-joined, then how many more: a condition's message. */
+export function summarizeProblems(problems: readonly Problem[]): string {
+  const shown = problems.slice(0, 5).map(formatProblem);
+  const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
+  return `${shown.join('; ')}${more}`;
+}
+
 /** `path: message`, the one-line form used in condition messages and CLI output. */
 export function formatProblem(problem: Problem): string {
   return problem.path ? `${problem.path}: ${problem.message}` : problem.message;
