@@ -17,6 +17,8 @@ export const TemplateConditionType = {
   Valid: 'Valid',
   DryRunRendered: 'DryRunRendered',
   Deleting: 'Deleting',
+  /** The newest revision rendered and dry-run for every instance before any moves (ADR 0031). */
+  Preflight: 'Preflight',
 } as const;
 
 export const TemplateReason = {
@@ -27,6 +29,9 @@ export const TemplateReason = {
   RenderFailed: 'RenderFailed',
   DryRunSkipped: 'DryRunSkipped',
   DeletionBlocked: 'DeletionBlocked',
+  PreflightRunning: 'PreflightRunning',
+  PreflightPassed: 'PreflightPassed',
+  PreflightFailed: 'PreflightFailed',
 } as const;
 
 export const InstanceConditionType = {

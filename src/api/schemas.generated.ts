@@ -937,6 +937,12 @@ export const CRD_SCHEMAS = {
                 description: 'Halt the rollout when an updated instance fails (default true).',
                 type: 'boolean',
               },
+              preflight: {
+                description:
+                  'Before any instance moves to a new revision, every instance is rendered and dry-run against it. Block holds the rollout when any would fail (until annotated stencil.dev/rollout=resume); Warn (default) reports it and rolls on. Block is recommended with strategy Progressive.',
+                type: 'string',
+                enum: ['Block', 'Warn'],
+              },
               stages: {
                 description:
                   'Ordered groups of instances (the first stage that selects an instance owns it); instances no stage selects form a last stage of their own.',
@@ -1033,12 +1039,39 @@ export const CRD_SCHEMAS = {
               stage: { type: 'integer', format: 'int64' },
               stageName: { type: 'string' },
               admitted: { type: 'integer', format: 'int64' },
-              phase: { type: 'string', enum: ['Progressing', 'Halted', 'Complete'] },
+              phase: { type: 'string', enum: ['Preflight', 'Progressing', 'Halted', 'Complete'] },
               updated: { type: 'integer', format: 'int64' },
               total: { type: 'integer', format: 'int64' },
               failing: { type: 'array', maxItems: 10, items: { type: 'string' } },
               resumed: { type: 'boolean' },
+              blockedByPreflight: { type: 'boolean' },
               message: { type: 'string', maxLength: 2048 },
+            },
+          },
+          preflight: {
+            description:
+              'What rendering and dry-running every unpinned instance against the newest revision found, before any of them moved to it.',
+            type: 'object',
+            required: ['revision', 'phase', 'total', 'changed', 'unchanged', 'failed'],
+            properties: {
+              revision: { type: 'integer', format: 'int64' },
+              phase: { type: 'string', enum: ['Running', 'Passed', 'Failed'] },
+              total: { type: 'integer', format: 'int64' },
+              changed: { type: 'integer', format: 'int64' },
+              unchanged: { type: 'integer', format: 'int64' },
+              failed: { type: 'integer', format: 'int64' },
+              failing: {
+                type: 'array',
+                maxItems: 10,
+                items: {
+                  type: 'object',
+                  required: ['instance', 'reason'],
+                  properties: {
+                    instance: { type: 'string', maxLength: 317 },
+                    reason: { type: 'string', maxLength: 2048 },
+                  },
+                },
+              },
             },
           },
           conditions: {

@@ -62,7 +62,14 @@ export interface RolloutSpec {
   maxUnavailable?: number | string;
   pauseOnFailure?: boolean;
   stages?: RolloutStage[];
+  /**
+   * What a failing preflight does (ADR 0031): Block holds every instance on the stable revision
+   * until resumed; Warn (default) says so and rolls on.
+   */
+  preflight?: PreflightMode;
 }
+
+export type PreflightMode = 'Block' | 'Warn';
 
 /** How an instance moves across this revision unchanged (ADR 0012); exactly one is set. */
 export interface Migration {
@@ -114,7 +121,8 @@ export interface RevisionSummary {
   pinned?: number;
 }
 
-export type RolloutPhase = 'Progressing' | 'Halted' | 'Complete';
+/** Preflight: the new revision is being checked against every instance; none has moved. */
+export type RolloutPhase = 'Preflight' | 'Progressing' | 'Halted' | 'Complete';
 
 /** Progress of `revision` towards the unpinned instances (ADR 0012). */
 export interface RolloutStatus {
@@ -132,7 +140,33 @@ export interface RolloutStatus {
   failing?: string[];
   /** Resumed after a halt: failures no longer halt it or hold a slot. */
   resumed?: boolean;
+  /** Halted by a failing preflight under preflight Block: nothing moved (ADR 0031). */
+  blockedByPreflight?: boolean;
   message?: string;
+}
+
+/** An instance the preflight found failing, and why (redacted like its own status). */
+export interface PreflightFailure {
+  /** `namespace/name`. */
+  instance: string;
+  reason: string;
+}
+
+/** What rendering and dry-running every instance against `revision` found (ADR 0031). */
+export interface PreflightStatus {
+  revision: number;
+  /** Running until every instance was checked; then Passed, or Failed when any would fail. */
+  phase: 'Running' | 'Passed' | 'Failed';
+  /** Instances to check: the Template's unpinned instances when the preflight began. */
+  total: number;
+  /** Would apply something different. */
+  changed: number;
+  /** Render exactly what they have. */
+  unchanged: number;
+  /** Would be refused: the render, the schema check, the adoption check or the dry run. */
+  failed: number;
+  /** The first failing instances (at most 10), in name order. */
+  failing?: PreflightFailure[];
 }
 
 export interface TemplateStatus {
@@ -142,6 +176,7 @@ export interface TemplateStatus {
   latestRevision?: number;
   revisions?: RevisionSummary[];
   rollout?: RolloutStatus;
+  preflight?: PreflightStatus;
 }
 
 /** One immutable release of a Template's content (ADR 0012). */

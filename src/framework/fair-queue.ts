@@ -260,6 +260,11 @@ export class FairQueue {
     return this.classes.change.tracked + this.classes.resync.tracked;
   }
 
+  /** Keys waiting in one class. */
+  sizeOf(cls: QueueClass): number {
+    return this.classes[cls].size;
+  }
+
   has(key: string): boolean {
     return this.entries.has(key);
   }

@@ -84,6 +84,11 @@ export class WorkQueue {
     return this.pending.size;
   }
 
+  /** Keys waiting in one class (background work yields while changes wait, ADR 0031). */
+  waiting(cls: QueueClass): number {
+    return this.pending.sizeOf(cls);
+  }
+
   get active(): number {
     return this.processing.size;
   }

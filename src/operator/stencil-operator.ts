@@ -24,6 +24,8 @@ import type { ReconcileMetrics } from '../reconcile/reader.ts';
 import { EventSender } from '../reconcile/instance/event-sender.ts';
 import type { AuthorizeSources } from '../reconcile/instance/requester-authorization.ts';
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
+import { PreflightRunner } from '../reconcile/preflight.ts';
+import type { ObjectRef } from '../engine/sources/source-port.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './watches/caches.ts';
 import { DependencyWatches } from './watches/dependency-watches.ts';
@@ -145,6 +147,10 @@ export class StencilOperator {
           error: error instanceof Error ? error.name : 'unknown',
         }),
     });
+    const sourceCache = {
+      values: this.sourceValues,
+      watched: (ref: ObjectRef) => this.dependencies.registry.watchedSource(ref),
+    };
     this.instances = this.controller({
       name: 'templateinstance',
       kind: cache.kinds.instances,
@@ -159,10 +165,7 @@ export class StencilOperator {
         events: this.events,
         renderer: this.renders.render,
         authorizeSources: options.authorizeSources,
-        sourceCache: {
-          values: this.sourceValues,
-          watched: (ref) => this.dependencies.registry.watchedSource(ref),
-        },
+        sourceCache,
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
@@ -177,6 +180,15 @@ export class StencilOperator {
         cache,
         schemas,
         unpublished: (apiVersions) => this.publishedSchemas.unpublished(apiVersions),
+        preflight: new PreflightRunner({
+          cache,
+          applied,
+          schemas,
+          renderer: this.renders.render,
+          authorizeSources: options.authorizeSources,
+          sourceCache,
+          changesWaiting: () => this.instances.queue.waiting('change') > 0,
+        }),
         now,
       }),
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),

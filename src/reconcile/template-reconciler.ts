@@ -2,7 +2,7 @@
 // phase, and the finalizer that holds deletion while TemplateInstances reference it.
 import type { Condition } from '../api/condition.ts';
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
-import type { Template, TemplateStatus } from '../api/template.ts';
+import type { PreflightStatus, Template, TemplateStatus } from '../api/template.ts';
 import {
   ANNOTATION_ROLLOUT,
   API_VERSION,
@@ -19,7 +19,9 @@ import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
 import { ensureFinalizer, removeFinalizer, writeStatusIfChanged } from './status-writes.ts';
-import { syncRevisions } from './template-revisions.ts';
+import { syncRevisions, type Releases } from './template-revisions.ts';
+import type { PreflightRunner } from './preflight.ts';
+import { preflightCondition, preflightMode } from '../engine/releases/preflight.ts';
 
 export interface TemplateReconcilerDeps {
   cluster: ClusterPort;
@@ -34,6 +36,8 @@ export interface TemplateReconcilerDeps {
    * them yet (ClusterSchemas.unpublished).
    */
   unpublished?: (apiVersions: readonly string[]) => string[];
+  /** Checks every instance against a new revision before any moves to it (ADR 0031). */
+  preflight: Pick<PreflightRunner, 'advance' | 'forget'>;
   now: () => Date;
 }
 
@@ -42,6 +46,9 @@ export interface TemplateReconcilerDeps {
  * published (a CRD just installed): the published list is read again at most this often too.
  */
 export const UNPUBLISHED_RECHECK_MS = 5_000;
+
+/** How soon a preflight looks again for a revision it was just told of but cannot read yet. */
+const REVISION_WAIT_MS = 1_000;
 
 export class TemplateReconciler implements Reconciler {
   constructor(private readonly deps: TemplateReconcilerDeps) {}
@@ -75,22 +82,60 @@ export class TemplateReconciler implements Reconciler {
       evaluation.phase === 'Valid',
     );
     const resume = template.metadata.annotations?.[ANNOTATION_ROLLOUT] === 'resume';
+    const { release, preflight, again } = await this.release(cluster, template, releases, resume);
+    const conditions = [...evaluation.conditions];
+    if (preflight)
+      conditions.push(preflightCondition(preflight, preflightMode(template.spec.rollout)));
     const written = await writeStatusIfChanged<TemplateStatus>(cluster, template, {
       observedGeneration: template.metadata.generation,
       phase: evaluation.phase,
       conditions: mergeConditions(
         template.status?.conditions,
-        evaluation.conditions,
+        conditions,
         rfc3339(this.deps.now()),
         template.metadata.generation,
       ),
-      ...releases.status(resume),
+      ...release,
+      ...(preflight ? { preflight } : {}),
     });
     // Acted on: the next halt needs a new resume.
     if (resume) await cluster.removeAnnotation(written ?? template, ANNOTATION_ROLLOUT);
+    if (again !== undefined) return { requeueAfter: again };
     return (await this.awaitsSchemas(cluster, evaluation.renderedKinds))
       ? { requeueAfter: UNPUBLISHED_RECHECK_MS }
       : {};
+  }
+
+  /**
+   * The release part of the status. While the newest revision is in preflight, the next batch of
+   * its instances is checked first, and the rollout planned with what was found (ADR 0031);
+   * `again` says when to check the next one.
+   */
+  private async release(
+    cluster: ClusterPort,
+    template: Template,
+    releases: Releases,
+    resume: boolean,
+  ): Promise<{
+    release: ReturnType<Releases['status']>;
+    preflight?: PreflightStatus;
+    again?: number;
+  }> {
+    let preflight = template.status?.preflight;
+    let release = releases.status(resume, preflight);
+    const rollout = release.rollout;
+    if (rollout?.phase !== 'Preflight') {
+      this.deps.preflight.forget(template);
+      return { release, preflight };
+    }
+    const revision = releases.revision(rollout.revision);
+    // Not in the cache yet (just made): its event brings the Template back.
+    if (!revision) return { release, preflight, again: REVISION_WAIT_MS };
+    const progress = await this.deps.preflight.advance(cluster, template, revision);
+    preflight = progress.report;
+    release = releases.status(resume, preflight);
+    if (release.rollout?.phase !== 'Preflight') this.deps.preflight.forget(template);
+    return { release, preflight, again: progress.again };
   }
 
   /**

@@ -3,6 +3,7 @@
 // instance is on or pinned to), and plan the rollout of the newest revision.
 import type { KubeObject } from '../api/object-meta.ts';
 import type {
+  PreflightStatus,
   RevisionSummary,
   Template,
   TemplateRevision,
@@ -32,8 +33,13 @@ import { rolloutMemberOf } from './template-content.ts';
 type ReleaseStatus = Pick<TemplateStatus, 'latestRevision' | 'revisions' | 'rollout'>;
 
 export interface Releases {
-  /** The release part of the Template's status; `resume` lifts a halted rollout. */
-  status(resume: boolean): ReleaseStatus;
+  /**
+   * The release part of the Template's status; `resume` lifts a halted rollout, `preflight` is
+   * what the preflight of the newest revision found so far (ADR 0031).
+   */
+  status(resume: boolean, preflight?: PreflightStatus): ReleaseStatus;
+  /** A kept revision. */
+  revision(revision: number): TemplateRevision | undefined;
 }
 
 function revisionObject(template: Template, revision: number): TemplateRevision {
@@ -98,7 +104,7 @@ export async function syncRevisions(
   await prune(cluster, template, known, instances, latest);
   const members = instances.map((i) => rolloutMemberOf(i, cache));
   return {
-    status(resume) {
+    status(resume, preflight) {
       if (latest === undefined) return {};
       const rollout = planRollout({
         spec: template.spec.rollout,
@@ -106,9 +112,11 @@ export async function syncRevisions(
         previous: template.status?.rollout,
         members,
         resume,
+        preflight,
       });
       return { latestRevision: latest, rollout, revisions: summaries(known, instances) };
     },
+    revision: (revision) => known.get(revision),
   };
 }
 

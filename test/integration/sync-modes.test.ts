@@ -327,11 +327,13 @@ describe('off', () => {
     await user.apply(
       template(ns, 'frozen', { sync: { mode: 'revert' }, parameters, handlebars: passwordConfig }),
     );
+    // The apply comes first and the status write after it, in the same pass: wait for both.
     await eventually(
-      async () => (await data('frozen'))?.password === 'literal',
+      async () =>
+        (await data('frozen'))?.password === 'literal' &&
+        (await status('frozen'))?.frozen === undefined,
       'revert to unfreeze and apply the edit',
     );
-    expect((await status('frozen'))?.frozen).toBeUndefined();
 
     await user.delete({
       apiVersion: API_VERSION,

@@ -9307,6 +9307,12 @@ const schema14 = {
               description: 'Halt the rollout when an updated instance fails (default true).',
               type: 'boolean',
             },
+            preflight: {
+              description:
+                'Before any instance moves to a new revision, every instance is rendered and dry-run against it. Block holds the rollout when any would fail (until annotated stencil.dev/rollout=resume); Warn (default) reports it and rolls on. Block is recommended with strategy Progressive.',
+              type: 'string',
+              enum: ['Block', 'Warn'],
+            },
             stages: {
               description:
                 'Ordered groups of instances (the first stage that selects an instance owns it); instances no stage selects form a last stage of their own.',
@@ -9403,12 +9409,39 @@ const schema14 = {
             stage: { type: 'integer', format: 'int64' },
             stageName: { type: 'string' },
             admitted: { type: 'integer', format: 'int64' },
-            phase: { type: 'string', enum: ['Progressing', 'Halted', 'Complete'] },
+            phase: { type: 'string', enum: ['Preflight', 'Progressing', 'Halted', 'Complete'] },
             updated: { type: 'integer', format: 'int64' },
             total: { type: 'integer', format: 'int64' },
             failing: { type: 'array', maxItems: 10, items: { type: 'string' } },
             resumed: { type: 'boolean' },
+            blockedByPreflight: { type: 'boolean' },
             message: { type: 'string', maxLength: 2048 },
+          },
+        },
+        preflight: {
+          description:
+            'What rendering and dry-running every unpinned instance against the newest revision found, before any of them moved to it.',
+          type: 'object',
+          required: ['revision', 'phase', 'total', 'changed', 'unchanged', 'failed'],
+          properties: {
+            revision: { type: 'integer', format: 'int64' },
+            phase: { type: 'string', enum: ['Running', 'Passed', 'Failed'] },
+            total: { type: 'integer', format: 'int64' },
+            changed: { type: 'integer', format: 'int64' },
+            unchanged: { type: 'integer', format: 'int64' },
+            failed: { type: 'integer', format: 'int64' },
+            failing: {
+              type: 'array',
+              maxItems: 10,
+              items: {
+                type: 'object',
+                required: ['instance', 'reason'],
+                properties: {
+                  instance: { type: 'string', maxLength: 317 },
+                  reason: { type: 'string', maxLength: 2048 },
+                },
+              },
+            },
           },
         },
         conditions: {
@@ -13411,10 +13444,52 @@ function validate13(
                 errors++;
               }
             }
-            if (data73.stages !== undefined) {
-              let data77 = data73.stages;
-              for (const duplicate1 of keyword24(data77)) {
+            if (data73.preflight !== undefined) {
+              let data77 = data73.preflight;
+              if (typeof data77 !== 'string') {
                 const err162 = {
+                  instancePath: instancePath + '/spec/rollout/preflight',
+                  schemaPath: '#/properties/spec/properties/rollout/properties/preflight/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.spec.properties.rollout.properties.preflight.type,
+                  parentSchema: schema14.properties.spec.properties.rollout.properties.preflight,
+                  data: data77,
+                };
+                if (vErrors === null) {
+                  vErrors = [err162];
+                } else {
+                  vErrors.push(err162);
+                }
+                errors++;
+              }
+              if (!(data77 === 'Block' || data77 === 'Warn')) {
+                const err163 = {
+                  instancePath: instancePath + '/spec/rollout/preflight',
+                  schemaPath: '#/properties/spec/properties/rollout/properties/preflight/enum',
+                  keyword: 'enum',
+                  params: {
+                    allowedValues:
+                      schema14.properties.spec.properties.rollout.properties.preflight.enum,
+                  },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema14.properties.spec.properties.rollout.properties.preflight.enum,
+                  parentSchema: schema14.properties.spec.properties.rollout.properties.preflight,
+                  data: data77,
+                };
+                if (vErrors === null) {
+                  vErrors = [err163];
+                } else {
+                  vErrors.push(err163);
+                }
+                errors++;
+              }
+            }
+            if (data73.stages !== undefined) {
+              let data78 = data73.stages;
+              for (const duplicate1 of keyword24(data78)) {
+                const err164 = {
                   instancePath: instancePath + '/spec/rollout/stages',
                   schemaPath:
                     '#/properties/spec/properties/rollout/properties/stages/x-kubernetes-list-map-keys',
@@ -13426,18 +13501,18 @@ function validate13(
                       'x-kubernetes-list-map-keys'
                     ],
                   parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                  data: data77,
+                  data: data78,
                 };
                 if (vErrors === null) {
-                  vErrors = [err162];
+                  vErrors = [err164];
                 } else {
-                  vErrors.push(err162);
+                  vErrors.push(err164);
                 }
                 errors++;
               }
-              if (Array.isArray(data77)) {
-                if (data77.length > 32) {
-                  const err163 = {
+              if (Array.isArray(data78)) {
+                if (data78.length > 32) {
+                  const err165 = {
                     instancePath: instancePath + '/spec/rollout/stages',
                     schemaPath: '#/properties/spec/properties/rollout/properties/stages/maxItems',
                     keyword: 'maxItems',
@@ -13445,21 +13520,21 @@ function validate13(
                     message: 'must NOT have more than 32 items',
                     schema: 32,
                     parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                    data: data77,
+                    data: data78,
                   };
                   if (vErrors === null) {
-                    vErrors = [err163];
+                    vErrors = [err165];
                   } else {
-                    vErrors.push(err163);
+                    vErrors.push(err165);
                   }
                   errors++;
                 }
-                const len10 = data77.length;
+                const len10 = data78.length;
                 for (let i10 = 0; i10 < len10; i10++) {
-                  let data78 = data77[i10];
-                  if (data78 && typeof data78 == 'object' && !Array.isArray(data78)) {
-                    if (data78.name === undefined) {
-                      const err164 = {
+                  let data79 = data78[i10];
+                  if (data79 && typeof data79 == 'object' && !Array.isArray(data79)) {
+                    if (data79.name === undefined) {
+                      const err166 = {
                         instancePath: instancePath + '/spec/rollout/stages/' + i10,
                         schemaPath:
                           '#/properties/spec/properties/rollout/properties/stages/items/required',
@@ -13471,20 +13546,20 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.spec.properties.rollout.properties.stages.items,
-                        data: data78,
+                        data: data79,
                       };
                       if (vErrors === null) {
-                        vErrors = [err164];
+                        vErrors = [err166];
                       } else {
-                        vErrors.push(err164);
+                        vErrors.push(err166);
                       }
                       errors++;
                     }
-                    if (data78.name !== undefined) {
-                      let data79 = data78.name;
-                      if (typeof data79 === 'string') {
-                        if (func2(data79) > 63) {
-                          const err165 = {
+                    if (data79.name !== undefined) {
+                      let data80 = data79.name;
+                      if (typeof data80 === 'string') {
+                        if (func2(data80) > 63) {
+                          const err167 = {
                             instancePath: instancePath + '/spec/rollout/stages/' + i10 + '/name',
                             schemaPath:
                               '#/properties/spec/properties/rollout/properties/stages/items/properties/name/maxLength',
@@ -13495,17 +13570,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.rollout.properties.stages.items
                                 .properties.name,
-                            data: data79,
+                            data: data80,
                           };
                           if (vErrors === null) {
-                            vErrors = [err165];
+                            vErrors = [err167];
                           } else {
-                            vErrors.push(err165);
+                            vErrors.push(err167);
                           }
                           errors++;
                         }
-                        if (func2(data79) < 1) {
-                          const err166 = {
+                        if (func2(data80) < 1) {
+                          const err168 = {
                             instancePath: instancePath + '/spec/rollout/stages/' + i10 + '/name',
                             schemaPath:
                               '#/properties/spec/properties/rollout/properties/stages/items/properties/name/minLength',
@@ -13516,17 +13591,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.rollout.properties.stages.items
                                 .properties.name,
-                            data: data79,
+                            data: data80,
                           };
                           if (vErrors === null) {
-                            vErrors = [err166];
+                            vErrors = [err168];
                           } else {
-                            vErrors.push(err166);
+                            vErrors.push(err168);
                           }
                           errors++;
                         }
                       } else {
-                        const err167 = {
+                        const err169 = {
                           instancePath: instancePath + '/spec/rollout/stages/' + i10 + '/name',
                           schemaPath:
                             '#/properties/spec/properties/rollout/properties/stages/items/properties/name/type',
@@ -13539,26 +13614,26 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.name,
-                          data: data79,
+                          data: data80,
                         };
                         if (vErrors === null) {
-                          vErrors = [err167];
+                          vErrors = [err169];
                         } else {
-                          vErrors.push(err167);
+                          vErrors.push(err169);
                         }
                         errors++;
                       }
                     }
-                    if (data78.namespaceSelector !== undefined) {
-                      let data80 = data78.namespaceSelector;
-                      if (data80 && typeof data80 == 'object' && !Array.isArray(data80)) {
-                        if (data80.matchLabels !== undefined) {
-                          let data81 = data80.matchLabels;
-                          if (data81 && typeof data81 == 'object' && !Array.isArray(data81)) {
-                            for (const key2 in data81) {
-                              let data82 = data81[key2];
-                              if (typeof data82 !== 'string') {
-                                const err168 = {
+                    if (data79.namespaceSelector !== undefined) {
+                      let data81 = data79.namespaceSelector;
+                      if (data81 && typeof data81 == 'object' && !Array.isArray(data81)) {
+                        if (data81.matchLabels !== undefined) {
+                          let data82 = data81.matchLabels;
+                          if (data82 && typeof data82 == 'object' && !Array.isArray(data82)) {
+                            for (const key2 in data82) {
+                              let data83 = data82[key2];
+                              if (typeof data83 !== 'string') {
+                                const err170 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -13578,18 +13653,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.namespaceSelector.properties.matchLabels
                                       .additionalProperties,
-                                  data: data82,
+                                  data: data83,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err168];
+                                  vErrors = [err170];
                                 } else {
-                                  vErrors.push(err168);
+                                  vErrors.push(err170);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err169 = {
+                            const err171 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -13606,25 +13681,25 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.namespaceSelector.properties.matchLabels,
-                              data: data81,
+                              data: data82,
                             };
                             if (vErrors === null) {
-                              vErrors = [err169];
+                              vErrors = [err171];
                             } else {
-                              vErrors.push(err169);
+                              vErrors.push(err171);
                             }
                             errors++;
                           }
                         }
-                        if (data80.matchExpressions !== undefined) {
-                          let data83 = data80.matchExpressions;
-                          if (Array.isArray(data83)) {
-                            const len11 = data83.length;
+                        if (data81.matchExpressions !== undefined) {
+                          let data84 = data81.matchExpressions;
+                          if (Array.isArray(data84)) {
+                            const len11 = data84.length;
                             for (let i11 = 0; i11 < len11; i11++) {
-                              let data84 = data83[i11];
-                              if (data84 && typeof data84 == 'object' && !Array.isArray(data84)) {
-                                if (data84.key === undefined) {
-                                  const err170 = {
+                              let data85 = data84[i11];
+                              if (data85 && typeof data85 == 'object' && !Array.isArray(data85)) {
+                                if (data85.key === undefined) {
+                                  const err172 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -13644,17 +13719,17 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.namespaceSelector.properties
                                         .matchExpressions.items,
-                                    data: data84,
+                                    data: data85,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err170];
+                                    vErrors = [err172];
                                   } else {
-                                    vErrors.push(err170);
+                                    vErrors.push(err172);
                                   }
                                   errors++;
                                 }
-                                if (data84.operator === undefined) {
-                                  const err171 = {
+                                if (data85.operator === undefined) {
+                                  const err173 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -13674,19 +13749,19 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.namespaceSelector.properties
                                         .matchExpressions.items,
-                                    data: data84,
+                                    data: data85,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err171];
+                                    vErrors = [err173];
                                   } else {
-                                    vErrors.push(err171);
+                                    vErrors.push(err173);
                                   }
                                   errors++;
                                 }
-                                if (data84.key !== undefined) {
-                                  let data85 = data84.key;
-                                  if (typeof data85 !== 'string') {
-                                    const err172 = {
+                                if (data85.key !== undefined) {
+                                  let data86 = data85.key;
+                                  if (typeof data86 !== 'string') {
+                                    const err174 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -13707,20 +13782,20 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.key,
-                                      data: data85,
+                                      data: data86,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err172];
+                                      vErrors = [err174];
                                     } else {
-                                      vErrors.push(err172);
+                                      vErrors.push(err174);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data84.operator !== undefined) {
-                                  let data86 = data84.operator;
-                                  if (typeof data86 !== 'string') {
-                                    const err173 = {
+                                if (data85.operator !== undefined) {
+                                  let data87 = data85.operator;
+                                  if (typeof data87 !== 'string') {
+                                    const err175 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -13741,22 +13816,22 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data86,
+                                      data: data87,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err173];
+                                      vErrors = [err175];
                                     } else {
-                                      vErrors.push(err173);
+                                      vErrors.push(err175);
                                     }
                                     errors++;
                                   }
                                   if (!(
-                                    data86 === 'In' ||
-                                    data86 === 'NotIn' ||
-                                    data86 === 'Exists' ||
-                                    data86 === 'DoesNotExist'
+                                    data87 === 'In' ||
+                                    data87 === 'NotIn' ||
+                                    data87 === 'Exists' ||
+                                    data87 === 'DoesNotExist'
                                   )) {
-                                    const err174 = {
+                                    const err176 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -13782,24 +13857,24 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data86,
+                                      data: data87,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err174];
+                                      vErrors = [err176];
                                     } else {
-                                      vErrors.push(err174);
+                                      vErrors.push(err176);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data84.values !== undefined) {
-                                  let data87 = data84.values;
-                                  if (Array.isArray(data87)) {
-                                    const len12 = data87.length;
+                                if (data85.values !== undefined) {
+                                  let data88 = data85.values;
+                                  if (Array.isArray(data88)) {
+                                    const len12 = data88.length;
                                     for (let i12 = 0; i12 < len12; i12++) {
-                                      let data88 = data87[i12];
-                                      if (typeof data88 !== 'string') {
-                                        const err175 = {
+                                      let data89 = data88[i12];
+                                      if (typeof data89 !== 'string') {
+                                        const err177 = {
                                           instancePath:
                                             instancePath +
                                             '/spec/rollout/stages/' +
@@ -13821,18 +13896,18 @@ function validate13(
                                             schema14.properties.spec.properties.rollout.properties
                                               .stages.items.properties.namespaceSelector.properties
                                               .matchExpressions.items.properties.values.items,
-                                          data: data88,
+                                          data: data89,
                                         };
                                         if (vErrors === null) {
-                                          vErrors = [err175];
+                                          vErrors = [err177];
                                         } else {
-                                          vErrors.push(err175);
+                                          vErrors.push(err177);
                                         }
                                         errors++;
                                       }
                                     }
                                   } else {
-                                    const err176 = {
+                                    const err178 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -13853,18 +13928,18 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.values,
-                                      data: data87,
+                                      data: data88,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err176];
+                                      vErrors = [err178];
                                     } else {
-                                      vErrors.push(err176);
+                                      vErrors.push(err178);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err177 = {
+                                const err179 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -13884,18 +13959,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.namespaceSelector.properties
                                       .matchExpressions.items,
-                                  data: data84,
+                                  data: data85,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err177];
+                                  vErrors = [err179];
                                 } else {
-                                  vErrors.push(err177);
+                                  vErrors.push(err179);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err178 = {
+                            const err180 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -13912,18 +13987,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.namespaceSelector.properties.matchExpressions,
-                              data: data83,
+                              data: data84,
                             };
                             if (vErrors === null) {
-                              vErrors = [err178];
+                              vErrors = [err180];
                             } else {
-                              vErrors.push(err178);
+                              vErrors.push(err180);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err179 = {
+                        const err181 = {
                           instancePath:
                             instancePath + '/spec/rollout/stages/' + i10 + '/namespaceSelector',
                           schemaPath:
@@ -13937,26 +14012,26 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.namespaceSelector,
-                          data: data80,
+                          data: data81,
                         };
                         if (vErrors === null) {
-                          vErrors = [err179];
+                          vErrors = [err181];
                         } else {
-                          vErrors.push(err179);
+                          vErrors.push(err181);
                         }
                         errors++;
                       }
                     }
-                    if (data78.instanceSelector !== undefined) {
-                      let data89 = data78.instanceSelector;
-                      if (data89 && typeof data89 == 'object' && !Array.isArray(data89)) {
-                        if (data89.matchLabels !== undefined) {
-                          let data90 = data89.matchLabels;
-                          if (data90 && typeof data90 == 'object' && !Array.isArray(data90)) {
-                            for (const key3 in data90) {
-                              let data91 = data90[key3];
-                              if (typeof data91 !== 'string') {
-                                const err180 = {
+                    if (data79.instanceSelector !== undefined) {
+                      let data90 = data79.instanceSelector;
+                      if (data90 && typeof data90 == 'object' && !Array.isArray(data90)) {
+                        if (data90.matchLabels !== undefined) {
+                          let data91 = data90.matchLabels;
+                          if (data91 && typeof data91 == 'object' && !Array.isArray(data91)) {
+                            for (const key3 in data91) {
+                              let data92 = data91[key3];
+                              if (typeof data92 !== 'string') {
+                                const err182 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -13976,18 +14051,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.instanceSelector.properties.matchLabels
                                       .additionalProperties,
-                                  data: data91,
+                                  data: data92,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err180];
+                                  vErrors = [err182];
                                 } else {
-                                  vErrors.push(err180);
+                                  vErrors.push(err182);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err181 = {
+                            const err183 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -14004,25 +14079,25 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.instanceSelector.properties.matchLabels,
-                              data: data90,
+                              data: data91,
                             };
                             if (vErrors === null) {
-                              vErrors = [err181];
+                              vErrors = [err183];
                             } else {
-                              vErrors.push(err181);
+                              vErrors.push(err183);
                             }
                             errors++;
                           }
                         }
-                        if (data89.matchExpressions !== undefined) {
-                          let data92 = data89.matchExpressions;
-                          if (Array.isArray(data92)) {
-                            const len13 = data92.length;
+                        if (data90.matchExpressions !== undefined) {
+                          let data93 = data90.matchExpressions;
+                          if (Array.isArray(data93)) {
+                            const len13 = data93.length;
                             for (let i13 = 0; i13 < len13; i13++) {
-                              let data93 = data92[i13];
-                              if (data93 && typeof data93 == 'object' && !Array.isArray(data93)) {
-                                if (data93.key === undefined) {
-                                  const err182 = {
+                              let data94 = data93[i13];
+                              if (data94 && typeof data94 == 'object' && !Array.isArray(data94)) {
+                                if (data94.key === undefined) {
+                                  const err184 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -14042,17 +14117,17 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.instanceSelector.properties
                                         .matchExpressions.items,
-                                    data: data93,
+                                    data: data94,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err182];
+                                    vErrors = [err184];
                                   } else {
-                                    vErrors.push(err182);
+                                    vErrors.push(err184);
                                   }
                                   errors++;
                                 }
-                                if (data93.operator === undefined) {
-                                  const err183 = {
+                                if (data94.operator === undefined) {
+                                  const err185 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -14072,19 +14147,19 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.instanceSelector.properties
                                         .matchExpressions.items,
-                                    data: data93,
+                                    data: data94,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err183];
+                                    vErrors = [err185];
                                   } else {
-                                    vErrors.push(err183);
+                                    vErrors.push(err185);
                                   }
                                   errors++;
                                 }
-                                if (data93.key !== undefined) {
-                                  let data94 = data93.key;
-                                  if (typeof data94 !== 'string') {
-                                    const err184 = {
+                                if (data94.key !== undefined) {
+                                  let data95 = data94.key;
+                                  if (typeof data95 !== 'string') {
+                                    const err186 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -14105,20 +14180,20 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.key,
-                                      data: data94,
+                                      data: data95,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err184];
+                                      vErrors = [err186];
                                     } else {
-                                      vErrors.push(err184);
+                                      vErrors.push(err186);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data93.operator !== undefined) {
-                                  let data95 = data93.operator;
-                                  if (typeof data95 !== 'string') {
-                                    const err185 = {
+                                if (data94.operator !== undefined) {
+                                  let data96 = data94.operator;
+                                  if (typeof data96 !== 'string') {
+                                    const err187 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -14139,22 +14214,22 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data95,
+                                      data: data96,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err185];
+                                      vErrors = [err187];
                                     } else {
-                                      vErrors.push(err185);
+                                      vErrors.push(err187);
                                     }
                                     errors++;
                                   }
                                   if (!(
-                                    data95 === 'In' ||
-                                    data95 === 'NotIn' ||
-                                    data95 === 'Exists' ||
-                                    data95 === 'DoesNotExist'
+                                    data96 === 'In' ||
+                                    data96 === 'NotIn' ||
+                                    data96 === 'Exists' ||
+                                    data96 === 'DoesNotExist'
                                   )) {
-                                    const err186 = {
+                                    const err188 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -14180,24 +14255,24 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data95,
+                                      data: data96,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err186];
+                                      vErrors = [err188];
                                     } else {
-                                      vErrors.push(err186);
+                                      vErrors.push(err188);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data93.values !== undefined) {
-                                  let data96 = data93.values;
-                                  if (Array.isArray(data96)) {
-                                    const len14 = data96.length;
+                                if (data94.values !== undefined) {
+                                  let data97 = data94.values;
+                                  if (Array.isArray(data97)) {
+                                    const len14 = data97.length;
                                     for (let i14 = 0; i14 < len14; i14++) {
-                                      let data97 = data96[i14];
-                                      if (typeof data97 !== 'string') {
-                                        const err187 = {
+                                      let data98 = data97[i14];
+                                      if (typeof data98 !== 'string') {
+                                        const err189 = {
                                           instancePath:
                                             instancePath +
                                             '/spec/rollout/stages/' +
@@ -14219,18 +14294,18 @@ function validate13(
                                             schema14.properties.spec.properties.rollout.properties
                                               .stages.items.properties.instanceSelector.properties
                                               .matchExpressions.items.properties.values.items,
-                                          data: data97,
+                                          data: data98,
                                         };
                                         if (vErrors === null) {
-                                          vErrors = [err187];
+                                          vErrors = [err189];
                                         } else {
-                                          vErrors.push(err187);
+                                          vErrors.push(err189);
                                         }
                                         errors++;
                                       }
                                     }
                                   } else {
-                                    const err188 = {
+                                    const err190 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -14251,18 +14326,18 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.values,
-                                      data: data96,
+                                      data: data97,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err188];
+                                      vErrors = [err190];
                                     } else {
-                                      vErrors.push(err188);
+                                      vErrors.push(err190);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err189 = {
+                                const err191 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -14282,18 +14357,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.instanceSelector.properties.matchExpressions
                                       .items,
-                                  data: data93,
+                                  data: data94,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err189];
+                                  vErrors = [err191];
                                 } else {
-                                  vErrors.push(err189);
+                                  vErrors.push(err191);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err190 = {
+                            const err192 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -14310,18 +14385,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.instanceSelector.properties.matchExpressions,
-                              data: data92,
+                              data: data93,
                             };
                             if (vErrors === null) {
-                              vErrors = [err190];
+                              vErrors = [err192];
                             } else {
-                              vErrors.push(err190);
+                              vErrors.push(err192);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err191 = {
+                        const err193 = {
                           instancePath:
                             instancePath + '/spec/rollout/stages/' + i10 + '/instanceSelector',
                           schemaPath:
@@ -14335,18 +14410,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.instanceSelector,
-                          data: data89,
+                          data: data90,
                         };
                         if (vErrors === null) {
-                          vErrors = [err191];
+                          vErrors = [err193];
                         } else {
-                          vErrors.push(err191);
+                          vErrors.push(err193);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err192 = {
+                    const err194 = {
                       instancePath: instancePath + '/spec/rollout/stages/' + i10,
                       schemaPath:
                         '#/properties/spec/properties/rollout/properties/stages/items/type',
@@ -14357,18 +14432,18 @@ function validate13(
                         schema14.properties.spec.properties.rollout.properties.stages.items.type,
                       parentSchema:
                         schema14.properties.spec.properties.rollout.properties.stages.items,
-                      data: data78,
+                      data: data79,
                     };
                     if (vErrors === null) {
-                      vErrors = [err192];
+                      vErrors = [err194];
                     } else {
-                      vErrors.push(err192);
+                      vErrors.push(err194);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err193 = {
+                const err195 = {
                   instancePath: instancePath + '/spec/rollout/stages',
                   schemaPath: '#/properties/spec/properties/rollout/properties/stages/type',
                   keyword: 'type',
@@ -14376,18 +14451,18 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.spec.properties.rollout.properties.stages.type,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                  data: data77,
+                  data: data78,
                 };
                 if (vErrors === null) {
-                  vErrors = [err193];
+                  vErrors = [err195];
                 } else {
-                  vErrors.push(err193);
+                  vErrors.push(err195);
                 }
                 errors++;
               }
             }
           } else {
-            const err194 = {
+            const err196 = {
               instancePath: instancePath + '/spec/rollout',
               schemaPath: '#/properties/spec/properties/rollout/type',
               keyword: 'type',
@@ -14398,15 +14473,15 @@ function validate13(
               data: data73,
             };
             if (vErrors === null) {
-              vErrors = [err194];
+              vErrors = [err196];
             } else {
-              vErrors.push(err194);
+              vErrors.push(err196);
             }
             errors++;
           }
         }
       } else {
-        const err195 = {
+        const err197 = {
           instancePath: instancePath + '/spec',
           schemaPath: '#/properties/spec/type',
           keyword: 'type',
@@ -14417,20 +14492,25 @@ function validate13(
           data: data3,
         };
         if (vErrors === null) {
-          vErrors = [err195];
+          vErrors = [err197];
         } else {
-          vErrors.push(err195);
+          vErrors.push(err197);
         }
         errors++;
       }
     }
     if (data.status !== undefined) {
-      let data98 = data.status;
-      if (data98 && typeof data98 == 'object' && !Array.isArray(data98)) {
-        if (data98.observedGeneration !== undefined) {
-          let data99 = data98.observedGeneration;
-          if (!(typeof data99 == 'number' && !(data99 % 1) && !isNaN(data99) && isFinite(data99))) {
-            const err196 = {
+      let data99 = data.status;
+      if (data99 && typeof data99 == 'object' && !Array.isArray(data99)) {
+        if (data99.observedGeneration !== undefined) {
+          let data100 = data99.observedGeneration;
+          if (!(
+            typeof data100 == 'number' &&
+            !(data100 % 1) &&
+            !isNaN(data100) &&
+            isFinite(data100)
+          )) {
+            const err198 = {
               instancePath: instancePath + '/status/observedGeneration',
               schemaPath: '#/properties/status/properties/observedGeneration/type',
               keyword: 'type',
@@ -14438,47 +14518,6 @@ function validate13(
               message: 'must be integer',
               schema: schema14.properties.status.properties.observedGeneration.type,
               parentSchema: schema14.properties.status.properties.observedGeneration,
-              data: data99,
-            };
-            if (vErrors === null) {
-              vErrors = [err196];
-            } else {
-              vErrors.push(err196);
-            }
-            errors++;
-          }
-          if (typeof data99 == 'number' && isFinite(data99)) {
-            if (!formats0.validate(data99)) {
-              const err197 = {
-                instancePath: instancePath + '/status/observedGeneration',
-                schemaPath: '#/properties/status/properties/observedGeneration/format',
-                keyword: 'format',
-                params: { format: 'int64' },
-                message: 'must match format "' + 'int64' + '"',
-                schema: 'int64',
-                parentSchema: schema14.properties.status.properties.observedGeneration,
-                data: data99,
-              };
-              if (vErrors === null) {
-                vErrors = [err197];
-              } else {
-                vErrors.push(err197);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data98.phase !== undefined) {
-          let data100 = data98.phase;
-          if (typeof data100 !== 'string') {
-            const err198 = {
-              instancePath: instancePath + '/status/phase',
-              schemaPath: '#/properties/status/properties/phase/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema14.properties.status.properties.phase.type,
-              parentSchema: schema14.properties.status.properties.phase,
               data: data100,
             };
             if (vErrors === null) {
@@ -14488,41 +14527,38 @@ function validate13(
             }
             errors++;
           }
-          if (!(data100 === 'Valid' || data100 === 'Invalid' || data100 === 'Error')) {
-            const err199 = {
-              instancePath: instancePath + '/status/phase',
-              schemaPath: '#/properties/status/properties/phase/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema14.properties.status.properties.phase.enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema14.properties.status.properties.phase.enum,
-              parentSchema: schema14.properties.status.properties.phase,
-              data: data100,
-            };
-            if (vErrors === null) {
-              vErrors = [err199];
-            } else {
-              vErrors.push(err199);
+          if (typeof data100 == 'number' && isFinite(data100)) {
+            if (!formats0.validate(data100)) {
+              const err199 = {
+                instancePath: instancePath + '/status/observedGeneration',
+                schemaPath: '#/properties/status/properties/observedGeneration/format',
+                keyword: 'format',
+                params: { format: 'int64' },
+                message: 'must match format "' + 'int64' + '"',
+                schema: 'int64',
+                parentSchema: schema14.properties.status.properties.observedGeneration,
+                data: data100,
+              };
+              if (vErrors === null) {
+                vErrors = [err199];
+              } else {
+                vErrors.push(err199);
+              }
+              errors++;
             }
-            errors++;
           }
         }
-        if (data98.latestRevision !== undefined) {
-          let data101 = data98.latestRevision;
-          if (!(
-            typeof data101 == 'number' &&
-            !(data101 % 1) &&
-            !isNaN(data101) &&
-            isFinite(data101)
-          )) {
+        if (data99.phase !== undefined) {
+          let data101 = data99.phase;
+          if (typeof data101 !== 'string') {
             const err200 = {
-              instancePath: instancePath + '/status/latestRevision',
-              schemaPath: '#/properties/status/properties/latestRevision/type',
+              instancePath: instancePath + '/status/phase',
+              schemaPath: '#/properties/status/properties/phase/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema14.properties.status.properties.latestRevision.type,
-              parentSchema: schema14.properties.status.properties.latestRevision,
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema14.properties.status.properties.phase.type,
+              parentSchema: schema14.properties.status.properties.phase,
               data: data101,
             };
             if (vErrors === null) {
@@ -14532,9 +14568,53 @@ function validate13(
             }
             errors++;
           }
-          if (typeof data101 == 'number' && isFinite(data101)) {
-            if (!formats0.validate(data101)) {
-              const err201 = {
+          if (!(data101 === 'Valid' || data101 === 'Invalid' || data101 === 'Error')) {
+            const err201 = {
+              instancePath: instancePath + '/status/phase',
+              schemaPath: '#/properties/status/properties/phase/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema14.properties.status.properties.phase.enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema14.properties.status.properties.phase.enum,
+              parentSchema: schema14.properties.status.properties.phase,
+              data: data101,
+            };
+            if (vErrors === null) {
+              vErrors = [err201];
+            } else {
+              vErrors.push(err201);
+            }
+            errors++;
+          }
+        }
+        if (data99.latestRevision !== undefined) {
+          let data102 = data99.latestRevision;
+          if (!(
+            typeof data102 == 'number' &&
+            !(data102 % 1) &&
+            !isNaN(data102) &&
+            isFinite(data102)
+          )) {
+            const err202 = {
+              instancePath: instancePath + '/status/latestRevision',
+              schemaPath: '#/properties/status/properties/latestRevision/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema14.properties.status.properties.latestRevision.type,
+              parentSchema: schema14.properties.status.properties.latestRevision,
+              data: data102,
+            };
+            if (vErrors === null) {
+              vErrors = [err202];
+            } else {
+              vErrors.push(err202);
+            }
+            errors++;
+          }
+          if (typeof data102 == 'number' && isFinite(data102)) {
+            if (!formats0.validate(data102)) {
+              const err203 = {
                 instancePath: instancePath + '/status/latestRevision',
                 schemaPath: '#/properties/status/properties/latestRevision/format',
                 keyword: 'format',
@@ -14542,22 +14622,22 @@ function validate13(
                 message: 'must match format "' + 'int64' + '"',
                 schema: 'int64',
                 parentSchema: schema14.properties.status.properties.latestRevision,
-                data: data101,
+                data: data102,
               };
               if (vErrors === null) {
-                vErrors = [err201];
+                vErrors = [err203];
               } else {
-                vErrors.push(err201);
+                vErrors.push(err203);
               }
               errors++;
             }
           }
         }
-        if (data98.revisions !== undefined) {
-          let data102 = data98.revisions;
-          if (Array.isArray(data102)) {
-            if (data102.length > 1000) {
-              const err202 = {
+        if (data99.revisions !== undefined) {
+          let data103 = data99.revisions;
+          if (Array.isArray(data103)) {
+            if (data103.length > 1000) {
+              const err204 = {
                 instancePath: instancePath + '/status/revisions',
                 schemaPath: '#/properties/status/properties/revisions/maxItems',
                 keyword: 'maxItems',
@@ -14565,21 +14645,21 @@ function validate13(
                 message: 'must NOT have more than 1000 items',
                 schema: 1000,
                 parentSchema: schema14.properties.status.properties.revisions,
-                data: data102,
+                data: data103,
               };
               if (vErrors === null) {
-                vErrors = [err202];
+                vErrors = [err204];
               } else {
-                vErrors.push(err202);
+                vErrors.push(err204);
               }
               errors++;
             }
-            const len15 = data102.length;
+            const len15 = data103.length;
             for (let i15 = 0; i15 < len15; i15++) {
-              let data103 = data102[i15];
-              if (data103 && typeof data103 == 'object' && !Array.isArray(data103)) {
-                if (data103.revision === undefined) {
-                  const err203 = {
+              let data104 = data103[i15];
+              if (data104 && typeof data104 == 'object' && !Array.isArray(data104)) {
+                if (data104.revision === undefined) {
+                  const err205 = {
                     instancePath: instancePath + '/status/revisions/' + i15,
                     schemaPath: '#/properties/status/properties/revisions/items/required',
                     keyword: 'required',
@@ -14587,24 +14667,24 @@ function validate13(
                     message: "must have required property '" + 'revision' + "'",
                     schema: schema14.properties.status.properties.revisions.items.required,
                     parentSchema: schema14.properties.status.properties.revisions.items,
-                    data: data103,
+                    data: data104,
                   };
                   if (vErrors === null) {
-                    vErrors = [err203];
+                    vErrors = [err205];
                   } else {
-                    vErrors.push(err203);
+                    vErrors.push(err205);
                   }
                   errors++;
                 }
-                if (data103.revision !== undefined) {
-                  let data104 = data103.revision;
+                if (data104.revision !== undefined) {
+                  let data105 = data104.revision;
                   if (!(
-                    typeof data104 == 'number' &&
-                    !(data104 % 1) &&
-                    !isNaN(data104) &&
-                    isFinite(data104)
+                    typeof data105 == 'number' &&
+                    !(data105 % 1) &&
+                    !isNaN(data105) &&
+                    isFinite(data105)
                   )) {
-                    const err204 = {
+                    const err206 = {
                       instancePath: instancePath + '/status/revisions/' + i15 + '/revision',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/revision/type',
@@ -14616,18 +14696,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.revision,
-                      data: data104,
+                      data: data105,
                     };
                     if (vErrors === null) {
-                      vErrors = [err204];
+                      vErrors = [err206];
                     } else {
-                      vErrors.push(err204);
+                      vErrors.push(err206);
                     }
                     errors++;
                   }
-                  if (typeof data104 == 'number' && isFinite(data104)) {
-                    if (!formats0.validate(data104)) {
-                      const err205 = {
+                  if (typeof data105 == 'number' && isFinite(data105)) {
+                    if (!formats0.validate(data105)) {
+                      const err207 = {
                         instancePath: instancePath + '/status/revisions/' + i15 + '/revision',
                         schemaPath:
                           '#/properties/status/properties/revisions/items/properties/revision/format',
@@ -14637,21 +14717,21 @@ function validate13(
                         schema: 'int64',
                         parentSchema:
                           schema14.properties.status.properties.revisions.items.properties.revision,
-                        data: data104,
+                        data: data105,
                       };
                       if (vErrors === null) {
-                        vErrors = [err205];
+                        vErrors = [err207];
                       } else {
-                        vErrors.push(err205);
+                        vErrors.push(err207);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data103.hash !== undefined) {
-                  let data105 = data103.hash;
-                  if (typeof data105 !== 'string') {
-                    const err206 = {
+                if (data104.hash !== undefined) {
+                  let data106 = data104.hash;
+                  if (typeof data106 !== 'string') {
+                    const err208 = {
                       instancePath: instancePath + '/status/revisions/' + i15 + '/hash',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/hash/type',
@@ -14662,25 +14742,25 @@ function validate13(
                         schema14.properties.status.properties.revisions.items.properties.hash.type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.hash,
-                      data: data105,
+                      data: data106,
                     };
                     if (vErrors === null) {
-                      vErrors = [err206];
+                      vErrors = [err208];
                     } else {
-                      vErrors.push(err206);
+                      vErrors.push(err208);
                     }
                     errors++;
                   }
                 }
-                if (data103.pinned !== undefined) {
-                  let data106 = data103.pinned;
+                if (data104.pinned !== undefined) {
+                  let data107 = data104.pinned;
                   if (!(
-                    typeof data106 == 'number' &&
-                    !(data106 % 1) &&
-                    !isNaN(data106) &&
-                    isFinite(data106)
+                    typeof data107 == 'number' &&
+                    !(data107 % 1) &&
+                    !isNaN(data107) &&
+                    isFinite(data107)
                   )) {
-                    const err207 = {
+                    const err209 = {
                       instancePath: instancePath + '/status/revisions/' + i15 + '/pinned',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/pinned/type',
@@ -14692,18 +14772,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.pinned,
-                      data: data106,
+                      data: data107,
                     };
                     if (vErrors === null) {
-                      vErrors = [err207];
+                      vErrors = [err209];
                     } else {
-                      vErrors.push(err207);
+                      vErrors.push(err209);
                     }
                     errors++;
                   }
-                  if (typeof data106 == 'number' && isFinite(data106)) {
-                    if (!formats0.validate(data106)) {
-                      const err208 = {
+                  if (typeof data107 == 'number' && isFinite(data107)) {
+                    if (!formats0.validate(data107)) {
+                      const err210 = {
                         instancePath: instancePath + '/status/revisions/' + i15 + '/pinned',
                         schemaPath:
                           '#/properties/status/properties/revisions/items/properties/pinned/format',
@@ -14713,19 +14793,19 @@ function validate13(
                         schema: 'int64',
                         parentSchema:
                           schema14.properties.status.properties.revisions.items.properties.pinned,
-                        data: data106,
+                        data: data107,
                       };
                       if (vErrors === null) {
-                        vErrors = [err208];
+                        vErrors = [err210];
                       } else {
-                        vErrors.push(err208);
+                        vErrors.push(err210);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err209 = {
+                const err211 = {
                   instancePath: instancePath + '/status/revisions/' + i15,
                   schemaPath: '#/properties/status/properties/revisions/items/type',
                   keyword: 'type',
@@ -14733,55 +14813,7 @@ function validate13(
                   message: 'must be object',
                   schema: schema14.properties.status.properties.revisions.items.type,
                   parentSchema: schema14.properties.status.properties.revisions.items,
-                  data: data103,
-                };
-                if (vErrors === null) {
-                  vErrors = [err209];
-                } else {
-                  vErrors.push(err209);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err210 = {
-              instancePath: instancePath + '/status/revisions',
-              schemaPath: '#/properties/status/properties/revisions/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-              schema: schema14.properties.status.properties.revisions.type,
-              parentSchema: schema14.properties.status.properties.revisions,
-              data: data102,
-            };
-            if (vErrors === null) {
-              vErrors = [err210];
-            } else {
-              vErrors.push(err210);
-            }
-            errors++;
-          }
-        }
-        if (data98.rollout !== undefined) {
-          let data107 = data98.rollout;
-          if (data107 && typeof data107 == 'object' && !Array.isArray(data107)) {
-            if (data107.revision !== undefined) {
-              let data108 = data107.revision;
-              if (!(
-                typeof data108 == 'number' &&
-                !(data108 % 1) &&
-                !isNaN(data108) &&
-                isFinite(data108)
-              )) {
-                const err211 = {
-                  instancePath: instancePath + '/status/rollout/revision',
-                  schemaPath: '#/properties/status/properties/rollout/properties/revision/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.revision.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.revision,
-                  data: data108,
+                  data: data104,
                 };
                 if (vErrors === null) {
                   vErrors = [err211];
@@ -14790,29 +14822,31 @@ function validate13(
                 }
                 errors++;
               }
-              if (typeof data108 == 'number' && isFinite(data108)) {
-                if (!formats0.validate(data108)) {
-                  const err212 = {
-                    instancePath: instancePath + '/status/rollout/revision',
-                    schemaPath: '#/properties/status/properties/rollout/properties/revision/format',
-                    keyword: 'format',
-                    params: { format: 'int64' },
-                    message: 'must match format "' + 'int64' + '"',
-                    schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.revision,
-                    data: data108,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err212];
-                  } else {
-                    vErrors.push(err212);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data107.stableRevision !== undefined) {
-              let data109 = data107.stableRevision;
+          } else {
+            const err212 = {
+              instancePath: instancePath + '/status/revisions',
+              schemaPath: '#/properties/status/properties/revisions/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+              schema: schema14.properties.status.properties.revisions.type,
+              parentSchema: schema14.properties.status.properties.revisions,
+              data: data103,
+            };
+            if (vErrors === null) {
+              vErrors = [err212];
+            } else {
+              vErrors.push(err212);
+            }
+            errors++;
+          }
+        }
+        if (data99.rollout !== undefined) {
+          let data108 = data99.rollout;
+          if (data108 && typeof data108 == 'object' && !Array.isArray(data108)) {
+            if (data108.revision !== undefined) {
+              let data109 = data108.revision;
               if (!(
                 typeof data109 == 'number' &&
                 !(data109 % 1) &&
@@ -14820,16 +14854,13 @@ function validate13(
                 isFinite(data109)
               )) {
                 const err213 = {
-                  instancePath: instancePath + '/status/rollout/stableRevision',
-                  schemaPath:
-                    '#/properties/status/properties/rollout/properties/stableRevision/type',
+                  instancePath: instancePath + '/status/rollout/revision',
+                  schemaPath: '#/properties/status/properties/rollout/properties/revision/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema:
-                    schema14.properties.status.properties.rollout.properties.stableRevision.type,
-                  parentSchema:
-                    schema14.properties.status.properties.rollout.properties.stableRevision,
+                  schema: schema14.properties.status.properties.rollout.properties.revision.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.revision,
                   data: data109,
                 };
                 if (vErrors === null) {
@@ -14842,15 +14873,13 @@ function validate13(
               if (typeof data109 == 'number' && isFinite(data109)) {
                 if (!formats0.validate(data109)) {
                   const err214 = {
-                    instancePath: instancePath + '/status/rollout/stableRevision',
-                    schemaPath:
-                      '#/properties/status/properties/rollout/properties/stableRevision/format',
+                    instancePath: instancePath + '/status/rollout/revision',
+                    schemaPath: '#/properties/status/properties/rollout/properties/revision/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema:
-                      schema14.properties.status.properties.rollout.properties.stableRevision,
+                    parentSchema: schema14.properties.status.properties.rollout.properties.revision,
                     data: data109,
                   };
                   if (vErrors === null) {
@@ -14862,8 +14891,8 @@ function validate13(
                 }
               }
             }
-            if (data107.stage !== undefined) {
-              let data110 = data107.stage;
+            if (data108.stableRevision !== undefined) {
+              let data110 = data108.stableRevision;
               if (!(
                 typeof data110 == 'number' &&
                 !(data110 % 1) &&
@@ -14871,13 +14900,16 @@ function validate13(
                 isFinite(data110)
               )) {
                 const err215 = {
-                  instancePath: instancePath + '/status/rollout/stage',
-                  schemaPath: '#/properties/status/properties/rollout/properties/stage/type',
+                  instancePath: instancePath + '/status/rollout/stableRevision',
+                  schemaPath:
+                    '#/properties/status/properties/rollout/properties/stableRevision/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.stage.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.stage,
+                  schema:
+                    schema14.properties.status.properties.rollout.properties.stableRevision.type,
+                  parentSchema:
+                    schema14.properties.status.properties.rollout.properties.stableRevision,
                   data: data110,
                 };
                 if (vErrors === null) {
@@ -14890,13 +14922,15 @@ function validate13(
               if (typeof data110 == 'number' && isFinite(data110)) {
                 if (!formats0.validate(data110)) {
                   const err216 = {
-                    instancePath: instancePath + '/status/rollout/stage',
-                    schemaPath: '#/properties/status/properties/rollout/properties/stage/format',
+                    instancePath: instancePath + '/status/rollout/stableRevision',
+                    schemaPath:
+                      '#/properties/status/properties/rollout/properties/stableRevision/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.stage,
+                    parentSchema:
+                      schema14.properties.status.properties.rollout.properties.stableRevision,
                     data: data110,
                   };
                   if (vErrors === null) {
@@ -14908,17 +14942,22 @@ function validate13(
                 }
               }
             }
-            if (data107.stageName !== undefined) {
-              let data111 = data107.stageName;
-              if (typeof data111 !== 'string') {
+            if (data108.stage !== undefined) {
+              let data111 = data108.stage;
+              if (!(
+                typeof data111 == 'number' &&
+                !(data111 % 1) &&
+                !isNaN(data111) &&
+                isFinite(data111)
+              )) {
                 const err217 = {
-                  instancePath: instancePath + '/status/rollout/stageName',
-                  schemaPath: '#/properties/status/properties/rollout/properties/stageName/type',
+                  instancePath: instancePath + '/status/rollout/stage',
+                  schemaPath: '#/properties/status/properties/rollout/properties/stage/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema14.properties.status.properties.rollout.properties.stageName.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.stageName,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.rollout.properties.stage.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.stage,
                   data: data111,
                 };
                 if (vErrors === null) {
@@ -14928,16 +14967,57 @@ function validate13(
                 }
                 errors++;
               }
+              if (typeof data111 == 'number' && isFinite(data111)) {
+                if (!formats0.validate(data111)) {
+                  const err218 = {
+                    instancePath: instancePath + '/status/rollout/stage',
+                    schemaPath: '#/properties/status/properties/rollout/properties/stage/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.rollout.properties.stage,
+                    data: data111,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err218];
+                  } else {
+                    vErrors.push(err218);
+                  }
+                  errors++;
+                }
+              }
             }
-            if (data107.admitted !== undefined) {
-              let data112 = data107.admitted;
+            if (data108.stageName !== undefined) {
+              let data112 = data108.stageName;
+              if (typeof data112 !== 'string') {
+                const err219 = {
+                  instancePath: instancePath + '/status/rollout/stageName',
+                  schemaPath: '#/properties/status/properties/rollout/properties/stageName/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.status.properties.rollout.properties.stageName.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.stageName,
+                  data: data112,
+                };
+                if (vErrors === null) {
+                  vErrors = [err219];
+                } else {
+                  vErrors.push(err219);
+                }
+                errors++;
+              }
+            }
+            if (data108.admitted !== undefined) {
+              let data113 = data108.admitted;
               if (!(
-                typeof data112 == 'number' &&
-                !(data112 % 1) &&
-                !isNaN(data112) &&
-                isFinite(data112)
+                typeof data113 == 'number' &&
+                !(data113 % 1) &&
+                !isNaN(data113) &&
+                isFinite(data113)
               )) {
-                const err218 = {
+                const err220 = {
                   instancePath: instancePath + '/status/rollout/admitted',
                   schemaPath: '#/properties/status/properties/rollout/properties/admitted/type',
                   keyword: 'type',
@@ -14945,47 +15025,6 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.rollout.properties.admitted.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
-                  data: data112,
-                };
-                if (vErrors === null) {
-                  vErrors = [err218];
-                } else {
-                  vErrors.push(err218);
-                }
-                errors++;
-              }
-              if (typeof data112 == 'number' && isFinite(data112)) {
-                if (!formats0.validate(data112)) {
-                  const err219 = {
-                    instancePath: instancePath + '/status/rollout/admitted',
-                    schemaPath: '#/properties/status/properties/rollout/properties/admitted/format',
-                    keyword: 'format',
-                    params: { format: 'int64' },
-                    message: 'must match format "' + 'int64' + '"',
-                    schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
-                    data: data112,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err219];
-                  } else {
-                    vErrors.push(err219);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data107.phase !== undefined) {
-              let data113 = data107.phase;
-              if (typeof data113 !== 'string') {
-                const err220 = {
-                  instancePath: instancePath + '/status/rollout/phase',
-                  schemaPath: '#/properties/status/properties/rollout/properties/phase/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema14.properties.status.properties.rollout.properties.phase.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.phase,
                   data: data113,
                 };
                 if (vErrors === null) {
@@ -14995,8 +15034,54 @@ function validate13(
                 }
                 errors++;
               }
-              if (!(data113 === 'Progressing' || data113 === 'Halted' || data113 === 'Complete')) {
-                const err221 = {
+              if (typeof data113 == 'number' && isFinite(data113)) {
+                if (!formats0.validate(data113)) {
+                  const err221 = {
+                    instancePath: instancePath + '/status/rollout/admitted',
+                    schemaPath: '#/properties/status/properties/rollout/properties/admitted/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
+                    data: data113,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err221];
+                  } else {
+                    vErrors.push(err221);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data108.phase !== undefined) {
+              let data114 = data108.phase;
+              if (typeof data114 !== 'string') {
+                const err222 = {
+                  instancePath: instancePath + '/status/rollout/phase',
+                  schemaPath: '#/properties/status/properties/rollout/properties/phase/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.status.properties.rollout.properties.phase.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.phase,
+                  data: data114,
+                };
+                if (vErrors === null) {
+                  vErrors = [err222];
+                } else {
+                  vErrors.push(err222);
+                }
+                errors++;
+              }
+              if (!(
+                data114 === 'Preflight' ||
+                data114 === 'Progressing' ||
+                data114 === 'Halted' ||
+                data114 === 'Complete'
+              )) {
+                const err223 = {
                   instancePath: instancePath + '/status/rollout/phase',
                   schemaPath: '#/properties/status/properties/rollout/properties/phase/enum',
                   keyword: 'enum',
@@ -15007,64 +15092,18 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.status.properties.rollout.properties.phase.enum,
                   parentSchema: schema14.properties.status.properties.rollout.properties.phase,
-                  data: data113,
-                };
-                if (vErrors === null) {
-                  vErrors = [err221];
-                } else {
-                  vErrors.push(err221);
-                }
-                errors++;
-              }
-            }
-            if (data107.updated !== undefined) {
-              let data114 = data107.updated;
-              if (!(
-                typeof data114 == 'number' &&
-                !(data114 % 1) &&
-                !isNaN(data114) &&
-                isFinite(data114)
-              )) {
-                const err222 = {
-                  instancePath: instancePath + '/status/rollout/updated',
-                  schemaPath: '#/properties/status/properties/rollout/properties/updated/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.updated.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.updated,
                   data: data114,
                 };
                 if (vErrors === null) {
-                  vErrors = [err222];
+                  vErrors = [err223];
                 } else {
-                  vErrors.push(err222);
+                  vErrors.push(err223);
                 }
                 errors++;
               }
-              if (typeof data114 == 'number' && isFinite(data114)) {
-                if (!formats0.validate(data114)) {
-                  const err223 = {
-                    instancePath: instancePath + '/status/rollout/updated',
-                    schemaPath: '#/properties/status/properties/rollout/properties/updated/format',
-                    keyword: 'format',
-                    params: { format: 'int64' },
-                    message: 'must match format "' + 'int64' + '"',
-                    schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.updated,
-                    data: data114,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err223];
-                  } else {
-                    vErrors.push(err223);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data107.total !== undefined) {
-              let data115 = data107.total;
+            if (data108.updated !== undefined) {
+              let data115 = data108.updated;
               if (!(
                 typeof data115 == 'number' &&
                 !(data115 % 1) &&
@@ -15072,13 +15111,13 @@ function validate13(
                 isFinite(data115)
               )) {
                 const err224 = {
-                  instancePath: instancePath + '/status/rollout/total',
-                  schemaPath: '#/properties/status/properties/rollout/properties/total/type',
+                  instancePath: instancePath + '/status/rollout/updated',
+                  schemaPath: '#/properties/status/properties/rollout/properties/updated/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.total.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.total,
+                  schema: schema14.properties.status.properties.rollout.properties.updated.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.updated,
                   data: data115,
                 };
                 if (vErrors === null) {
@@ -15091,13 +15130,13 @@ function validate13(
               if (typeof data115 == 'number' && isFinite(data115)) {
                 if (!formats0.validate(data115)) {
                   const err225 = {
-                    instancePath: instancePath + '/status/rollout/total',
-                    schemaPath: '#/properties/status/properties/rollout/properties/total/format',
+                    instancePath: instancePath + '/status/rollout/updated',
+                    schemaPath: '#/properties/status/properties/rollout/properties/updated/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.total,
+                    parentSchema: schema14.properties.status.properties.rollout.properties.updated,
                     data: data115,
                   };
                   if (vErrors === null) {
@@ -15109,11 +15148,57 @@ function validate13(
                 }
               }
             }
-            if (data107.failing !== undefined) {
-              let data116 = data107.failing;
-              if (Array.isArray(data116)) {
-                if (data116.length > 10) {
-                  const err226 = {
+            if (data108.total !== undefined) {
+              let data116 = data108.total;
+              if (!(
+                typeof data116 == 'number' &&
+                !(data116 % 1) &&
+                !isNaN(data116) &&
+                isFinite(data116)
+              )) {
+                const err226 = {
+                  instancePath: instancePath + '/status/rollout/total',
+                  schemaPath: '#/properties/status/properties/rollout/properties/total/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.rollout.properties.total.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.total,
+                  data: data116,
+                };
+                if (vErrors === null) {
+                  vErrors = [err226];
+                } else {
+                  vErrors.push(err226);
+                }
+                errors++;
+              }
+              if (typeof data116 == 'number' && isFinite(data116)) {
+                if (!formats0.validate(data116)) {
+                  const err227 = {
+                    instancePath: instancePath + '/status/rollout/total',
+                    schemaPath: '#/properties/status/properties/rollout/properties/total/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.rollout.properties.total,
+                    data: data116,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err227];
+                  } else {
+                    vErrors.push(err227);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data108.failing !== undefined) {
+              let data117 = data108.failing;
+              if (Array.isArray(data117)) {
+                if (data117.length > 10) {
+                  const err228 = {
                     instancePath: instancePath + '/status/rollout/failing',
                     schemaPath:
                       '#/properties/status/properties/rollout/properties/failing/maxItems',
@@ -15122,20 +15207,20 @@ function validate13(
                     message: 'must NOT have more than 10 items',
                     schema: 10,
                     parentSchema: schema14.properties.status.properties.rollout.properties.failing,
-                    data: data116,
+                    data: data117,
                   };
                   if (vErrors === null) {
-                    vErrors = [err226];
+                    vErrors = [err228];
                   } else {
-                    vErrors.push(err226);
+                    vErrors.push(err228);
                   }
                   errors++;
                 }
-                const len16 = data116.length;
+                const len16 = data117.length;
                 for (let i16 = 0; i16 < len16; i16++) {
-                  let data117 = data116[i16];
-                  if (typeof data117 !== 'string') {
-                    const err227 = {
+                  let data118 = data117[i16];
+                  if (typeof data118 !== 'string') {
+                    const err229 = {
                       instancePath: instancePath + '/status/rollout/failing/' + i16,
                       schemaPath:
                         '#/properties/status/properties/rollout/properties/failing/items/type',
@@ -15146,18 +15231,18 @@ function validate13(
                         schema14.properties.status.properties.rollout.properties.failing.items.type,
                       parentSchema:
                         schema14.properties.status.properties.rollout.properties.failing.items,
-                      data: data117,
+                      data: data118,
                     };
                     if (vErrors === null) {
-                      vErrors = [err227];
+                      vErrors = [err229];
                     } else {
-                      vErrors.push(err227);
+                      vErrors.push(err229);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err228 = {
+                const err230 = {
                   instancePath: instancePath + '/status/rollout/failing',
                   schemaPath: '#/properties/status/properties/rollout/properties/failing/type',
                   keyword: 'type',
@@ -15165,20 +15250,20 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.status.properties.rollout.properties.failing.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.failing,
-                  data: data116,
+                  data: data117,
                 };
                 if (vErrors === null) {
-                  vErrors = [err228];
+                  vErrors = [err230];
                 } else {
-                  vErrors.push(err228);
+                  vErrors.push(err230);
                 }
                 errors++;
               }
             }
-            if (data107.resumed !== undefined) {
-              let data118 = data107.resumed;
-              if (typeof data118 !== 'boolean') {
-                const err229 = {
+            if (data108.resumed !== undefined) {
+              let data119 = data108.resumed;
+              if (typeof data119 !== 'boolean') {
+                const err231 = {
                   instancePath: instancePath + '/status/rollout/resumed',
                   schemaPath: '#/properties/status/properties/rollout/properties/resumed/type',
                   keyword: 'type',
@@ -15186,47 +15271,6 @@ function validate13(
                   message: 'must be boolean',
                   schema: schema14.properties.status.properties.rollout.properties.resumed.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.resumed,
-                  data: data118,
-                };
-                if (vErrors === null) {
-                  vErrors = [err229];
-                } else {
-                  vErrors.push(err229);
-                }
-                errors++;
-              }
-            }
-            if (data107.message !== undefined) {
-              let data119 = data107.message;
-              if (typeof data119 === 'string') {
-                if (func2(data119) > 2048) {
-                  const err230 = {
-                    instancePath: instancePath + '/status/rollout/message',
-                    schemaPath:
-                      '#/properties/status/properties/rollout/properties/message/maxLength',
-                    keyword: 'maxLength',
-                    params: { limit: 2048 },
-                    message: 'must NOT have more than 2048 characters',
-                    schema: 2048,
-                    parentSchema: schema14.properties.status.properties.rollout.properties.message,
-                    data: data119,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err230];
-                  } else {
-                    vErrors.push(err230);
-                  }
-                  errors++;
-                }
-              } else {
-                const err231 = {
-                  instancePath: instancePath + '/status/rollout/message',
-                  schemaPath: '#/properties/status/properties/rollout/properties/message/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema14.properties.status.properties.rollout.properties.message.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.message,
                   data: data119,
                 };
                 if (vErrors === null) {
@@ -15237,8 +15281,74 @@ function validate13(
                 errors++;
               }
             }
+            if (data108.blockedByPreflight !== undefined) {
+              let data120 = data108.blockedByPreflight;
+              if (typeof data120 !== 'boolean') {
+                const err232 = {
+                  instancePath: instancePath + '/status/rollout/blockedByPreflight',
+                  schemaPath:
+                    '#/properties/status/properties/rollout/properties/blockedByPreflight/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema:
+                    schema14.properties.status.properties.rollout.properties.blockedByPreflight
+                      .type,
+                  parentSchema:
+                    schema14.properties.status.properties.rollout.properties.blockedByPreflight,
+                  data: data120,
+                };
+                if (vErrors === null) {
+                  vErrors = [err232];
+                } else {
+                  vErrors.push(err232);
+                }
+                errors++;
+              }
+            }
+            if (data108.message !== undefined) {
+              let data121 = data108.message;
+              if (typeof data121 === 'string') {
+                if (func2(data121) > 2048) {
+                  const err233 = {
+                    instancePath: instancePath + '/status/rollout/message',
+                    schemaPath:
+                      '#/properties/status/properties/rollout/properties/message/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 2048 },
+                    message: 'must NOT have more than 2048 characters',
+                    schema: 2048,
+                    parentSchema: schema14.properties.status.properties.rollout.properties.message,
+                    data: data121,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err233];
+                  } else {
+                    vErrors.push(err233);
+                  }
+                  errors++;
+                }
+              } else {
+                const err234 = {
+                  instancePath: instancePath + '/status/rollout/message',
+                  schemaPath: '#/properties/status/properties/rollout/properties/message/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.status.properties.rollout.properties.message.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.message,
+                  data: data121,
+                };
+                if (vErrors === null) {
+                  vErrors = [err234];
+                } else {
+                  vErrors.push(err234);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err232 = {
+            const err235 = {
               instancePath: instancePath + '/status/rollout',
               schemaPath: '#/properties/status/properties/rollout/type',
               keyword: 'type',
@@ -15246,20 +15356,642 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.status.properties.rollout.type,
               parentSchema: schema14.properties.status.properties.rollout,
-              data: data107,
+              data: data108,
             };
             if (vErrors === null) {
-              vErrors = [err232];
+              vErrors = [err235];
             } else {
-              vErrors.push(err232);
+              vErrors.push(err235);
             }
             errors++;
           }
         }
-        if (data98.conditions !== undefined) {
-          let data120 = data98.conditions;
-          for (const duplicate2 of keyword25(data120)) {
-            const err233 = {
+        if (data99.preflight !== undefined) {
+          let data122 = data99.preflight;
+          if (data122 && typeof data122 == 'object' && !Array.isArray(data122)) {
+            if (data122.revision === undefined) {
+              const err236 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'revision' },
+                message: "must have required property '" + 'revision' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data122,
+              };
+              if (vErrors === null) {
+                vErrors = [err236];
+              } else {
+                vErrors.push(err236);
+              }
+              errors++;
+            }
+            if (data122.phase === undefined) {
+              const err237 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'phase' },
+                message: "must have required property '" + 'phase' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data122,
+              };
+              if (vErrors === null) {
+                vErrors = [err237];
+              } else {
+                vErrors.push(err237);
+              }
+              errors++;
+            }
+            if (data122.total === undefined) {
+              const err238 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'total' },
+                message: "must have required property '" + 'total' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data122,
+              };
+              if (vErrors === null) {
+                vErrors = [err238];
+              } else {
+                vErrors.push(err238);
+              }
+              errors++;
+            }
+            if (data122.changed === undefined) {
+              const err239 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'changed' },
+                message: "must have required property '" + 'changed' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data122,
+              };
+              if (vErrors === null) {
+                vErrors = [err239];
+              } else {
+                vErrors.push(err239);
+              }
+              errors++;
+            }
+            if (data122.unchanged === undefined) {
+              const err240 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'unchanged' },
+                message: "must have required property '" + 'unchanged' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data122,
+              };
+              if (vErrors === null) {
+                vErrors = [err240];
+              } else {
+                vErrors.push(err240);
+              }
+              errors++;
+            }
+            if (data122.failed === undefined) {
+              const err241 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'failed' },
+                message: "must have required property '" + 'failed' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data122,
+              };
+              if (vErrors === null) {
+                vErrors = [err241];
+              } else {
+                vErrors.push(err241);
+              }
+              errors++;
+            }
+            if (data122.revision !== undefined) {
+              let data123 = data122.revision;
+              if (!(
+                typeof data123 == 'number' &&
+                !(data123 % 1) &&
+                !isNaN(data123) &&
+                isFinite(data123)
+              )) {
+                const err242 = {
+                  instancePath: instancePath + '/status/preflight/revision',
+                  schemaPath: '#/properties/status/properties/preflight/properties/revision/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.preflight.properties.revision.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.revision,
+                  data: data123,
+                };
+                if (vErrors === null) {
+                  vErrors = [err242];
+                } else {
+                  vErrors.push(err242);
+                }
+                errors++;
+              }
+              if (typeof data123 == 'number' && isFinite(data123)) {
+                if (!formats0.validate(data123)) {
+                  const err243 = {
+                    instancePath: instancePath + '/status/preflight/revision',
+                    schemaPath:
+                      '#/properties/status/properties/preflight/properties/revision/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema:
+                      schema14.properties.status.properties.preflight.properties.revision,
+                    data: data123,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err243];
+                  } else {
+                    vErrors.push(err243);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data122.phase !== undefined) {
+              let data124 = data122.phase;
+              if (typeof data124 !== 'string') {
+                const err244 = {
+                  instancePath: instancePath + '/status/preflight/phase',
+                  schemaPath: '#/properties/status/properties/preflight/properties/phase/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.status.properties.preflight.properties.phase.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.phase,
+                  data: data124,
+                };
+                if (vErrors === null) {
+                  vErrors = [err244];
+                } else {
+                  vErrors.push(err244);
+                }
+                errors++;
+              }
+              if (!(data124 === 'Running' || data124 === 'Passed' || data124 === 'Failed')) {
+                const err245 = {
+                  instancePath: instancePath + '/status/preflight/phase',
+                  schemaPath: '#/properties/status/properties/preflight/properties/phase/enum',
+                  keyword: 'enum',
+                  params: {
+                    allowedValues:
+                      schema14.properties.status.properties.preflight.properties.phase.enum,
+                  },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema14.properties.status.properties.preflight.properties.phase.enum,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.phase,
+                  data: data124,
+                };
+                if (vErrors === null) {
+                  vErrors = [err245];
+                } else {
+                  vErrors.push(err245);
+                }
+                errors++;
+              }
+            }
+            if (data122.total !== undefined) {
+              let data125 = data122.total;
+              if (!(
+                typeof data125 == 'number' &&
+                !(data125 % 1) &&
+                !isNaN(data125) &&
+                isFinite(data125)
+              )) {
+                const err246 = {
+                  instancePath: instancePath + '/status/preflight/total',
+                  schemaPath: '#/properties/status/properties/preflight/properties/total/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.preflight.properties.total.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.total,
+                  data: data125,
+                };
+                if (vErrors === null) {
+                  vErrors = [err246];
+                } else {
+                  vErrors.push(err246);
+                }
+                errors++;
+              }
+              if (typeof data125 == 'number' && isFinite(data125)) {
+                if (!formats0.validate(data125)) {
+                  const err247 = {
+                    instancePath: instancePath + '/status/preflight/total',
+                    schemaPath: '#/properties/status/properties/preflight/properties/total/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.preflight.properties.total,
+                    data: data125,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err247];
+                  } else {
+                    vErrors.push(err247);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data122.changed !== undefined) {
+              let data126 = data122.changed;
+              if (!(
+                typeof data126 == 'number' &&
+                !(data126 % 1) &&
+                !isNaN(data126) &&
+                isFinite(data126)
+              )) {
+                const err248 = {
+                  instancePath: instancePath + '/status/preflight/changed',
+                  schemaPath: '#/properties/status/properties/preflight/properties/changed/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.preflight.properties.changed.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.changed,
+                  data: data126,
+                };
+                if (vErrors === null) {
+                  vErrors = [err248];
+                } else {
+                  vErrors.push(err248);
+                }
+                errors++;
+              }
+              if (typeof data126 == 'number' && isFinite(data126)) {
+                if (!formats0.validate(data126)) {
+                  const err249 = {
+                    instancePath: instancePath + '/status/preflight/changed',
+                    schemaPath:
+                      '#/properties/status/properties/preflight/properties/changed/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema:
+                      schema14.properties.status.properties.preflight.properties.changed,
+                    data: data126,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err249];
+                  } else {
+                    vErrors.push(err249);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data122.unchanged !== undefined) {
+              let data127 = data122.unchanged;
+              if (!(
+                typeof data127 == 'number' &&
+                !(data127 % 1) &&
+                !isNaN(data127) &&
+                isFinite(data127)
+              )) {
+                const err250 = {
+                  instancePath: instancePath + '/status/preflight/unchanged',
+                  schemaPath: '#/properties/status/properties/preflight/properties/unchanged/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.preflight.properties.unchanged.type,
+                  parentSchema:
+                    schema14.properties.status.properties.preflight.properties.unchanged,
+                  data: data127,
+                };
+                if (vErrors === null) {
+                  vErrors = [err250];
+                } else {
+                  vErrors.push(err250);
+                }
+                errors++;
+              }
+              if (typeof data127 == 'number' && isFinite(data127)) {
+                if (!formats0.validate(data127)) {
+                  const err251 = {
+                    instancePath: instancePath + '/status/preflight/unchanged',
+                    schemaPath:
+                      '#/properties/status/properties/preflight/properties/unchanged/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema:
+                      schema14.properties.status.properties.preflight.properties.unchanged,
+                    data: data127,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err251];
+                  } else {
+                    vErrors.push(err251);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data122.failed !== undefined) {
+              let data128 = data122.failed;
+              if (!(
+                typeof data128 == 'number' &&
+                !(data128 % 1) &&
+                !isNaN(data128) &&
+                isFinite(data128)
+              )) {
+                const err252 = {
+                  instancePath: instancePath + '/status/preflight/failed',
+                  schemaPath: '#/properties/status/properties/preflight/properties/failed/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.preflight.properties.failed.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.failed,
+                  data: data128,
+                };
+                if (vErrors === null) {
+                  vErrors = [err252];
+                } else {
+                  vErrors.push(err252);
+                }
+                errors++;
+              }
+              if (typeof data128 == 'number' && isFinite(data128)) {
+                if (!formats0.validate(data128)) {
+                  const err253 = {
+                    instancePath: instancePath + '/status/preflight/failed',
+                    schemaPath: '#/properties/status/properties/preflight/properties/failed/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.preflight.properties.failed,
+                    data: data128,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err253];
+                  } else {
+                    vErrors.push(err253);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data122.failing !== undefined) {
+              let data129 = data122.failing;
+              if (Array.isArray(data129)) {
+                if (data129.length > 10) {
+                  const err254 = {
+                    instancePath: instancePath + '/status/preflight/failing',
+                    schemaPath:
+                      '#/properties/status/properties/preflight/properties/failing/maxItems',
+                    keyword: 'maxItems',
+                    params: { limit: 10 },
+                    message: 'must NOT have more than 10 items',
+                    schema: 10,
+                    parentSchema:
+                      schema14.properties.status.properties.preflight.properties.failing,
+                    data: data129,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err254];
+                  } else {
+                    vErrors.push(err254);
+                  }
+                  errors++;
+                }
+                const len17 = data129.length;
+                for (let i17 = 0; i17 < len17; i17++) {
+                  let data130 = data129[i17];
+                  if (data130 && typeof data130 == 'object' && !Array.isArray(data130)) {
+                    if (data130.instance === undefined) {
+                      const err255 = {
+                        instancePath: instancePath + '/status/preflight/failing/' + i17,
+                        schemaPath:
+                          '#/properties/status/properties/preflight/properties/failing/items/required',
+                        keyword: 'required',
+                        params: { missingProperty: 'instance' },
+                        message: "must have required property '" + 'instance' + "'",
+                        schema:
+                          schema14.properties.status.properties.preflight.properties.failing.items
+                            .required,
+                        parentSchema:
+                          schema14.properties.status.properties.preflight.properties.failing.items,
+                        data: data130,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err255];
+                      } else {
+                        vErrors.push(err255);
+                      }
+                      errors++;
+                    }
+                    if (data130.reason === undefined) {
+                      const err256 = {
+                        instancePath: instancePath + '/status/preflight/failing/' + i17,
+                        schemaPath:
+                          '#/properties/status/properties/preflight/properties/failing/items/required',
+                        keyword: 'required',
+                        params: { missingProperty: 'reason' },
+                        message: "must have required property '" + 'reason' + "'",
+                        schema:
+                          schema14.properties.status.properties.preflight.properties.failing.items
+                            .required,
+                        parentSchema:
+                          schema14.properties.status.properties.preflight.properties.failing.items,
+                        data: data130,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err256];
+                      } else {
+                        vErrors.push(err256);
+                      }
+                      errors++;
+                    }
+                    if (data130.instance !== undefined) {
+                      let data131 = data130.instance;
+                      if (typeof data131 === 'string') {
+                        if (func2(data131) > 317) {
+                          const err257 = {
+                            instancePath:
+                              instancePath + '/status/preflight/failing/' + i17 + '/instance',
+                            schemaPath:
+                              '#/properties/status/properties/preflight/properties/failing/items/properties/instance/maxLength',
+                            keyword: 'maxLength',
+                            params: { limit: 317 },
+                            message: 'must NOT have more than 317 characters',
+                            schema: 317,
+                            parentSchema:
+                              schema14.properties.status.properties.preflight.properties.failing
+                                .items.properties.instance,
+                            data: data131,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err257];
+                          } else {
+                            vErrors.push(err257);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err258 = {
+                          instancePath:
+                            instancePath + '/status/preflight/failing/' + i17 + '/instance',
+                          schemaPath:
+                            '#/properties/status/properties/preflight/properties/failing/items/properties/instance/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema:
+                            schema14.properties.status.properties.preflight.properties.failing.items
+                              .properties.instance.type,
+                          parentSchema:
+                            schema14.properties.status.properties.preflight.properties.failing.items
+                              .properties.instance,
+                          data: data131,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err258];
+                        } else {
+                          vErrors.push(err258);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data130.reason !== undefined) {
+                      let data132 = data130.reason;
+                      if (typeof data132 === 'string') {
+                        if (func2(data132) > 2048) {
+                          const err259 = {
+                            instancePath:
+                              instancePath + '/status/preflight/failing/' + i17 + '/reason',
+                            schemaPath:
+                              '#/properties/status/properties/preflight/properties/failing/items/properties/reason/maxLength',
+                            keyword: 'maxLength',
+                            params: { limit: 2048 },
+                            message: 'must NOT have more than 2048 characters',
+                            schema: 2048,
+                            parentSchema:
+                              schema14.properties.status.properties.preflight.properties.failing
+                                .items.properties.reason,
+                            data: data132,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err259];
+                          } else {
+                            vErrors.push(err259);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err260 = {
+                          instancePath:
+                            instancePath + '/status/preflight/failing/' + i17 + '/reason',
+                          schemaPath:
+                            '#/properties/status/properties/preflight/properties/failing/items/properties/reason/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema:
+                            schema14.properties.status.properties.preflight.properties.failing.items
+                              .properties.reason.type,
+                          parentSchema:
+                            schema14.properties.status.properties.preflight.properties.failing.items
+                              .properties.reason,
+                          data: data132,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err260];
+                        } else {
+                          vErrors.push(err260);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err261 = {
+                      instancePath: instancePath + '/status/preflight/failing/' + i17,
+                      schemaPath:
+                        '#/properties/status/properties/preflight/properties/failing/items/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema:
+                        schema14.properties.status.properties.preflight.properties.failing.items
+                          .type,
+                      parentSchema:
+                        schema14.properties.status.properties.preflight.properties.failing.items,
+                      data: data130,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err261];
+                    } else {
+                      vErrors.push(err261);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err262 = {
+                  instancePath: instancePath + '/status/preflight/failing',
+                  schemaPath: '#/properties/status/properties/preflight/properties/failing/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema14.properties.status.properties.preflight.properties.failing.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.failing,
+                  data: data129,
+                };
+                if (vErrors === null) {
+                  vErrors = [err262];
+                } else {
+                  vErrors.push(err262);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err263 = {
+              instancePath: instancePath + '/status/preflight',
+              schemaPath: '#/properties/status/properties/preflight/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+              schema: schema14.properties.status.properties.preflight.type,
+              parentSchema: schema14.properties.status.properties.preflight,
+              data: data122,
+            };
+            if (vErrors === null) {
+              vErrors = [err263];
+            } else {
+              vErrors.push(err263);
+            }
+            errors++;
+          }
+        }
+        if (data99.conditions !== undefined) {
+          let data133 = data99.conditions;
+          for (const duplicate2 of keyword25(data133)) {
+            const err264 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/x-kubernetes-list-map-keys',
               keyword: 'x-kubernetes-list-map-keys',
@@ -15268,116 +16000,116 @@ function validate13(
               schema:
                 schema14.properties.status.properties.conditions['x-kubernetes-list-map-keys'],
               parentSchema: schema14.properties.status.properties.conditions,
-              data: data120,
+              data: data133,
             };
             if (vErrors === null) {
-              vErrors = [err233];
+              vErrors = [err264];
             } else {
-              vErrors.push(err233);
+              vErrors.push(err264);
             }
             errors++;
           }
-          if (Array.isArray(data120)) {
-            const len17 = data120.length;
-            for (let i17 = 0; i17 < len17; i17++) {
-              let data121 = data120[i17];
-              if (data121 && typeof data121 == 'object' && !Array.isArray(data121)) {
-                if (data121.type === undefined) {
-                  const err234 = {
-                    instancePath: instancePath + '/status/conditions/' + i17,
+          if (Array.isArray(data133)) {
+            const len18 = data133.length;
+            for (let i18 = 0; i18 < len18; i18++) {
+              let data134 = data133[i18];
+              if (data134 && typeof data134 == 'object' && !Array.isArray(data134)) {
+                if (data134.type === undefined) {
+                  const err265 = {
+                    instancePath: instancePath + '/status/conditions/' + i18,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'type' },
                     message: "must have required property '" + 'type' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data121,
+                    data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err234];
+                    vErrors = [err265];
                   } else {
-                    vErrors.push(err234);
+                    vErrors.push(err265);
                   }
                   errors++;
                 }
-                if (data121.status === undefined) {
-                  const err235 = {
-                    instancePath: instancePath + '/status/conditions/' + i17,
+                if (data134.status === undefined) {
+                  const err266 = {
+                    instancePath: instancePath + '/status/conditions/' + i18,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'status' },
                     message: "must have required property '" + 'status' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data121,
+                    data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err235];
+                    vErrors = [err266];
                   } else {
-                    vErrors.push(err235);
+                    vErrors.push(err266);
                   }
                   errors++;
                 }
-                if (data121.lastTransitionTime === undefined) {
-                  const err236 = {
-                    instancePath: instancePath + '/status/conditions/' + i17,
+                if (data134.lastTransitionTime === undefined) {
+                  const err267 = {
+                    instancePath: instancePath + '/status/conditions/' + i18,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'lastTransitionTime' },
                     message: "must have required property '" + 'lastTransitionTime' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data121,
+                    data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err236];
+                    vErrors = [err267];
                   } else {
-                    vErrors.push(err236);
+                    vErrors.push(err267);
                   }
                   errors++;
                 }
-                if (data121.reason === undefined) {
-                  const err237 = {
-                    instancePath: instancePath + '/status/conditions/' + i17,
+                if (data134.reason === undefined) {
+                  const err268 = {
+                    instancePath: instancePath + '/status/conditions/' + i18,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'reason' },
                     message: "must have required property '" + 'reason' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data121,
+                    data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err237];
+                    vErrors = [err268];
                   } else {
-                    vErrors.push(err237);
+                    vErrors.push(err268);
                   }
                   errors++;
                 }
-                if (data121.message === undefined) {
-                  const err238 = {
-                    instancePath: instancePath + '/status/conditions/' + i17,
+                if (data134.message === undefined) {
+                  const err269 = {
+                    instancePath: instancePath + '/status/conditions/' + i18,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'message' },
                     message: "must have required property '" + 'message' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data121,
+                    data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err238];
+                    vErrors = [err269];
                   } else {
-                    vErrors.push(err238);
+                    vErrors.push(err269);
                   }
                   errors++;
                 }
-                if (data121.type !== undefined) {
-                  let data122 = data121.type;
-                  if (typeof data122 === 'string') {
-                    if (func2(data122) > 316) {
-                      const err239 = {
-                        instancePath: instancePath + '/status/conditions/' + i17 + '/type',
+                if (data134.type !== undefined) {
+                  let data135 = data134.type;
+                  if (typeof data135 === 'string') {
+                    if (func2(data135) > 316) {
+                      const err270 = {
+                        instancePath: instancePath + '/status/conditions/' + i18 + '/type',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/type/maxLength',
                         keyword: 'maxLength',
@@ -15386,18 +16118,18 @@ function validate13(
                         schema: 316,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.type,
-                        data: data122,
+                        data: data135,
                       };
                       if (vErrors === null) {
-                        vErrors = [err239];
+                        vErrors = [err270];
                       } else {
-                        vErrors.push(err239);
+                        vErrors.push(err270);
                       }
                       errors++;
                     }
                   } else {
-                    const err240 = {
-                      instancePath: instancePath + '/status/conditions/' + i17 + '/type',
+                    const err271 = {
+                      instancePath: instancePath + '/status/conditions/' + i18 + '/type',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/type/type',
                       keyword: 'type',
@@ -15407,21 +16139,21 @@ function validate13(
                         schema14.properties.status.properties.conditions.items.properties.type.type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.type,
-                      data: data122,
+                      data: data135,
                     };
                     if (vErrors === null) {
-                      vErrors = [err240];
+                      vErrors = [err271];
                     } else {
-                      vErrors.push(err240);
+                      vErrors.push(err271);
                     }
                     errors++;
                   }
                 }
-                if (data121.status !== undefined) {
-                  let data123 = data121.status;
-                  if (typeof data123 !== 'string') {
-                    const err241 = {
-                      instancePath: instancePath + '/status/conditions/' + i17 + '/status',
+                if (data134.status !== undefined) {
+                  let data136 = data134.status;
+                  if (typeof data136 !== 'string') {
+                    const err272 = {
+                      instancePath: instancePath + '/status/conditions/' + i18 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/type',
                       keyword: 'type',
@@ -15432,18 +16164,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.status,
-                      data: data123,
+                      data: data136,
                     };
                     if (vErrors === null) {
-                      vErrors = [err241];
+                      vErrors = [err272];
                     } else {
-                      vErrors.push(err241);
+                      vErrors.push(err272);
                     }
                     errors++;
                   }
-                  if (!(data123 === 'True' || data123 === 'False' || data123 === 'Unknown')) {
-                    const err242 = {
-                      instancePath: instancePath + '/status/conditions/' + i17 + '/status',
+                  if (!(data136 === 'True' || data136 === 'False' || data136 === 'Unknown')) {
+                    const err273 = {
+                      instancePath: instancePath + '/status/conditions/' + i18 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/enum',
                       keyword: 'enum',
@@ -15458,27 +16190,27 @@ function validate13(
                           .enum,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.status,
-                      data: data123,
+                      data: data136,
                     };
                     if (vErrors === null) {
-                      vErrors = [err242];
+                      vErrors = [err273];
                     } else {
-                      vErrors.push(err242);
+                      vErrors.push(err273);
                     }
                     errors++;
                   }
                 }
-                if (data121.observedGeneration !== undefined) {
-                  let data124 = data121.observedGeneration;
+                if (data134.observedGeneration !== undefined) {
+                  let data137 = data134.observedGeneration;
                   if (!(
-                    typeof data124 == 'number' &&
-                    !(data124 % 1) &&
-                    !isNaN(data124) &&
-                    isFinite(data124)
+                    typeof data137 == 'number' &&
+                    !(data137 % 1) &&
+                    !isNaN(data137) &&
+                    isFinite(data137)
                   )) {
-                    const err243 = {
+                    const err274 = {
                       instancePath:
-                        instancePath + '/status/conditions/' + i17 + '/observedGeneration',
+                        instancePath + '/status/conditions/' + i18 + '/observedGeneration',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/observedGeneration/type',
                       keyword: 'type',
@@ -15490,20 +16222,20 @@ function validate13(
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties
                           .observedGeneration,
-                      data: data124,
+                      data: data137,
                     };
                     if (vErrors === null) {
-                      vErrors = [err243];
+                      vErrors = [err274];
                     } else {
-                      vErrors.push(err243);
+                      vErrors.push(err274);
                     }
                     errors++;
                   }
-                  if (typeof data124 == 'number' && isFinite(data124)) {
-                    if (data124 < 0 || isNaN(data124)) {
-                      const err244 = {
+                  if (typeof data137 == 'number' && isFinite(data137)) {
+                    if (data137 < 0 || isNaN(data137)) {
+                      const err275 = {
                         instancePath:
-                          instancePath + '/status/conditions/' + i17 + '/observedGeneration',
+                          instancePath + '/status/conditions/' + i18 + '/observedGeneration',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/observedGeneration/minimum',
                         keyword: 'minimum',
@@ -15513,19 +16245,19 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data124,
+                        data: data137,
                       };
                       if (vErrors === null) {
-                        vErrors = [err244];
+                        vErrors = [err275];
                       } else {
-                        vErrors.push(err244);
+                        vErrors.push(err275);
                       }
                       errors++;
                     }
-                    if (!formats0.validate(data124)) {
-                      const err245 = {
+                    if (!formats0.validate(data137)) {
+                      const err276 = {
                         instancePath:
-                          instancePath + '/status/conditions/' + i17 + '/observedGeneration',
+                          instancePath + '/status/conditions/' + i18 + '/observedGeneration',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/observedGeneration/format',
                         keyword: 'format',
@@ -15535,24 +16267,24 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data124,
+                        data: data137,
                       };
                       if (vErrors === null) {
-                        vErrors = [err245];
+                        vErrors = [err276];
                       } else {
-                        vErrors.push(err245);
+                        vErrors.push(err276);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data121.lastTransitionTime !== undefined) {
-                  let data125 = data121.lastTransitionTime;
-                  if (typeof data125 === 'string') {
-                    if (!formats2.validate(data125)) {
-                      const err246 = {
+                if (data134.lastTransitionTime !== undefined) {
+                  let data138 = data134.lastTransitionTime;
+                  if (typeof data138 === 'string') {
+                    if (!formats2.validate(data138)) {
+                      const err277 = {
                         instancePath:
-                          instancePath + '/status/conditions/' + i17 + '/lastTransitionTime',
+                          instancePath + '/status/conditions/' + i18 + '/lastTransitionTime',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/lastTransitionTime/format',
                         keyword: 'format',
@@ -15562,19 +16294,19 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .lastTransitionTime,
-                        data: data125,
+                        data: data138,
                       };
                       if (vErrors === null) {
-                        vErrors = [err246];
+                        vErrors = [err277];
                       } else {
-                        vErrors.push(err246);
+                        vErrors.push(err277);
                       }
                       errors++;
                     }
                   } else {
-                    const err247 = {
+                    const err278 = {
                       instancePath:
-                        instancePath + '/status/conditions/' + i17 + '/lastTransitionTime',
+                        instancePath + '/status/conditions/' + i18 + '/lastTransitionTime',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/lastTransitionTime/type',
                       keyword: 'type',
@@ -15586,22 +16318,22 @@ function validate13(
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties
                           .lastTransitionTime,
-                      data: data125,
+                      data: data138,
                     };
                     if (vErrors === null) {
-                      vErrors = [err247];
+                      vErrors = [err278];
                     } else {
-                      vErrors.push(err247);
+                      vErrors.push(err278);
                     }
                     errors++;
                   }
                 }
-                if (data121.reason !== undefined) {
-                  let data126 = data121.reason;
-                  if (typeof data126 === 'string') {
-                    if (func2(data126) > 1024) {
-                      const err248 = {
-                        instancePath: instancePath + '/status/conditions/' + i17 + '/reason',
+                if (data134.reason !== undefined) {
+                  let data139 = data134.reason;
+                  if (typeof data139 === 'string') {
+                    if (func2(data139) > 1024) {
+                      const err279 = {
+                        instancePath: instancePath + '/status/conditions/' + i18 + '/reason',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/reason/maxLength',
                         keyword: 'maxLength',
@@ -15610,18 +16342,18 @@ function validate13(
                         schema: 1024,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.reason,
-                        data: data126,
+                        data: data139,
                       };
                       if (vErrors === null) {
-                        vErrors = [err248];
+                        vErrors = [err279];
                       } else {
-                        vErrors.push(err248);
+                        vErrors.push(err279);
                       }
                       errors++;
                     }
                   } else {
-                    const err249 = {
-                      instancePath: instancePath + '/status/conditions/' + i17 + '/reason',
+                    const err280 = {
+                      instancePath: instancePath + '/status/conditions/' + i18 + '/reason',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/reason/type',
                       keyword: 'type',
@@ -15632,22 +16364,22 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.reason,
-                      data: data126,
+                      data: data139,
                     };
                     if (vErrors === null) {
-                      vErrors = [err249];
+                      vErrors = [err280];
                     } else {
-                      vErrors.push(err249);
+                      vErrors.push(err280);
                     }
                     errors++;
                   }
                 }
-                if (data121.message !== undefined) {
-                  let data127 = data121.message;
-                  if (typeof data127 === 'string') {
-                    if (func2(data127) > 32768) {
-                      const err250 = {
-                        instancePath: instancePath + '/status/conditions/' + i17 + '/message',
+                if (data134.message !== undefined) {
+                  let data140 = data134.message;
+                  if (typeof data140 === 'string') {
+                    if (func2(data140) > 32768) {
+                      const err281 = {
+                        instancePath: instancePath + '/status/conditions/' + i18 + '/message',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/message/maxLength',
                         keyword: 'maxLength',
@@ -15656,18 +16388,18 @@ function validate13(
                         schema: 32768,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.message,
-                        data: data127,
+                        data: data140,
                       };
                       if (vErrors === null) {
-                        vErrors = [err250];
+                        vErrors = [err281];
                       } else {
-                        vErrors.push(err250);
+                        vErrors.push(err281);
                       }
                       errors++;
                     }
                   } else {
-                    const err251 = {
-                      instancePath: instancePath + '/status/conditions/' + i17 + '/message',
+                    const err282 = {
+                      instancePath: instancePath + '/status/conditions/' + i18 + '/message',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/message/type',
                       keyword: 'type',
@@ -15678,37 +16410,37 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.message,
-                      data: data127,
+                      data: data140,
                     };
                     if (vErrors === null) {
-                      vErrors = [err251];
+                      vErrors = [err282];
                     } else {
-                      vErrors.push(err251);
+                      vErrors.push(err282);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err252 = {
-                  instancePath: instancePath + '/status/conditions/' + i17,
+                const err283 = {
+                  instancePath: instancePath + '/status/conditions/' + i18,
                   schemaPath: '#/properties/status/properties/conditions/items/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
                   schema: schema14.properties.status.properties.conditions.items.type,
                   parentSchema: schema14.properties.status.properties.conditions.items,
-                  data: data121,
+                  data: data134,
                 };
                 if (vErrors === null) {
-                  vErrors = [err252];
+                  vErrors = [err283];
                 } else {
-                  vErrors.push(err252);
+                  vErrors.push(err283);
                 }
                 errors++;
               }
             }
           } else {
-            const err253 = {
+            const err284 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/type',
               keyword: 'type',
@@ -15716,18 +16448,18 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.status.properties.conditions.type,
               parentSchema: schema14.properties.status.properties.conditions,
-              data: data120,
+              data: data133,
             };
             if (vErrors === null) {
-              vErrors = [err253];
+              vErrors = [err284];
             } else {
-              vErrors.push(err253);
+              vErrors.push(err284);
             }
             errors++;
           }
         }
       } else {
-        const err254 = {
+        const err285 = {
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/type',
           keyword: 'type',
@@ -15735,18 +16467,18 @@ function validate13(
           message: 'must be object',
           schema: schema14.properties.status.type,
           parentSchema: schema14.properties.status,
-          data: data98,
+          data: data99,
         };
         if (vErrors === null) {
-          vErrors = [err254];
+          vErrors = [err285];
         } else {
-          vErrors.push(err254);
+          vErrors.push(err285);
         }
         errors++;
       }
     }
   } else {
-    const err255 = {
+    const err286 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -15757,9 +16489,9 @@ function validate13(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err255];
+      vErrors = [err286];
     } else {
-      vErrors.push(err255);
+      vErrors.push(err286);
     }
     errors++;
   }

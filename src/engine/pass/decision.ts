@@ -6,7 +6,7 @@
 // out and adds their outcome to the observation; every choice is made here.
 import { InstanceReason } from '../../api/condition.ts';
 import type { KubeObject } from '../../api/object-meta.ts';
-import type { SyncMode } from '../../api/template.ts';
+import type { SyncMode, Template } from '../../api/template.ts';
 import type {
   RenderedResourceRef,
   TemplateInstance,
@@ -197,16 +197,28 @@ function stillOwned(
   };
 }
 
+/** Frozen after its first clean apply under sync mode off: nothing renders or applies again. */
+export function isFrozen(instance: TemplateInstance, template: Template | undefined): boolean {
+  return instance.status?.frozen === true && syncModeOf(template) === 'off';
+}
+
+/** The paths that keep their live value: ignoreFields apply under revert and strict only. */
+export function ignoredFieldsUnder(template: Template | undefined): string[] {
+  if (syncModeOf(template) === 'off') return [];
+  return template?.spec.sync?.ignoreFields ?? [];
+}
+
+const syncModeOf = (template: Template | undefined): SyncMode => template?.spec.sync?.mode ?? 'off';
+
 /** What a live (not deleted, not expired) instance's pass does once its content is chosen. */
 function decideLive(
   observed: Observed,
   instance: TemplateInstance,
   content: ContentChoice,
 ): Decision {
-  const mode: SyncMode = content.template?.spec.sync?.mode ?? 'off';
-  // Frozen after its first clean apply: nothing re-applies, and its watches are gone.
-  if (instance.status?.frozen && mode === 'off')
-    return conclude({ releaseWatches: true, end: DONE });
+  const mode = syncModeOf(content.template);
+  // Frozen: its watches are gone too.
+  if (isFrozen(instance, content.template)) return conclude({ releaseWatches: true, end: DONE });
   const { evaluation } = observed;
   if (!evaluation) return { step: 'evaluate' };
   const pass = new LivePass(observed, instance, content, mode, evaluation);
@@ -260,10 +272,8 @@ class LivePass {
       this.event('Normal', 'SourceChanged', observed.trigger.description);
   }
 
-  /** ignoreFields apply under revert and strict; an off instance applies what it renders. */
   ignoreFields(): string[] {
-    if (this.mode === 'off') return [];
-    return this.content.template?.spec.sync?.ignoreFields ?? [];
+    return ignoredFieldsUnder(this.content.template);
   }
 
   private event(type: EventDraft['type'], reason: string, message: string): void {

@@ -1,12 +1,12 @@
 // Which Template content an instance renders (docs/adr/0012), decided in this one place for the
 // operator's passes, the strict webhook's ignoreFields, the event routing that finds the
 // instances a rollout moved, and the offline CLI: a revision asked for explicitly; else the
-// instance's pin; else, under a progressive rollout, the revision the rollout gives it; else the
-// live Template (strategy All renders the newest content at once, as before revisions existed).
+// instance's pin; else the revision the rollout gives it (under strategy All, the newest one that
+// passed its preflight, ADR 0031); else the live Template (no rollout recorded yet).
 import type { RolloutSpec, RolloutStatus, Template, TemplateRevision } from '../../api/template.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
 import { contentHash, revisionContent, templateAtRevision } from './revisions.ts';
-import { isProgressive, targetRevision, type RolloutMember } from './rollout.ts';
+import { targetRevision, type RolloutMember } from './rollout.ts';
 
 export interface ContentChoice {
   /** What to render: the live Template, or it at the chosen revision. Undefined: no Template. */
@@ -19,7 +19,7 @@ export interface ContentChoice {
   missingRevision?: number;
 }
 
-/** How a progressive rollout sees the instance; asked only when the Template is progressive. */
+/** How the Template's rollout sees the instance; positions are asked only when progressive. */
 export interface RolloutView {
   member: () => RolloutMember;
   /** The member's index within its stage under these stages (see stagePositions). */
@@ -33,7 +33,7 @@ export interface ContentInputs {
   live: Template | undefined;
   /** The revisions at hand: a cache's or a file's, plus any fetched for this choice. */
   revisions: readonly TemplateRevision[];
-  /** Absent: the rollout is not consulted (no view of the other instances), as if strategy All. */
+  /** Absent: the rollout is not consulted (no view of the other instances): the live content. */
   rollout?: RolloutView;
   /** A revision asked for explicitly (the CLI's --revision): it wins over everything else. */
   requested?: number;
@@ -57,8 +57,10 @@ export function chooseContent(inputs: ContentInputs): ContentChoice {
 }
 
 /**
- * The revision an instance renders, or undefined for the live Template: its pin; else, under a
- * progressive rollout, the revision the rollout gives it (targetRevision).
+ * The revision an instance renders, or undefined for the live Template: its pin; else the
+ * revision the rollout gives it (targetRevision): under a progressive rollout, by stage; under
+ * strategy All, the newest revision that passed its preflight (ADR 0031). A Template whose status
+ * has no rollout yet (a first pass) renders its live content.
  */
 export function revisionTarget(
   instance: TemplateInstance,
@@ -68,9 +70,9 @@ export function revisionTarget(
 ): number | undefined {
   const pin = instance.spec.templateRef.revision;
   if (pin !== undefined) return pin;
+  const status = rollout && (rollout.status ?? live.status?.rollout);
+  if (latest === undefined || !status) return undefined;
   const spec = live.spec.rollout;
-  if (!isProgressive(spec) || latest === undefined || !rollout) return undefined;
-  const status = rollout.status ?? live.status?.rollout;
   return targetRevision(rollout.member(), spec, latest, status, () => rollout.position(spec));
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RolloutSpec, RolloutStatus } from '../../api/template.ts';
+import type { PreflightStatus, RolloutSpec, RolloutStatus } from '../../api/template.ts';
+import { preflightReport } from './preflight.ts';
 import {
   planRollout,
   stageMembers,
@@ -66,9 +67,25 @@ function reconcileAll(
   });
 }
 
+/** A finished preflight of `revision` over 20 instances. */
+function checked(revision: number, failing: string[] = []): PreflightStatus {
+  return preflightReport(revision, 20, [
+    ...failing.map((instance) => ({ instance, outcome: 'failed' as const, reason: 'refused' })),
+    ...Array.from({ length: 20 - failing.length }, (_, i) => ({
+      instance: `ok/${i}`,
+      outcome: 'changed' as const,
+    })),
+  ]);
+}
+
 /** The Template reconciler's side: the next rollout state of revision 2 from what members report. */
-const plan = (members: RolloutMember[], previous: RolloutStatus, resume = false): RolloutStatus =>
-  planRollout({ spec: progressive, latest: 2, previous, members, resume });
+const plan = (
+  members: RolloutMember[],
+  previous: RolloutStatus,
+  resume = false,
+  preflight: PreflightStatus | undefined = checked(2),
+): RolloutStatus =>
+  planRollout({ spec: progressive, latest: 2, previous, members, resume, preflight });
 
 describe('a progressive rollout', () => {
   it('updates the canary stage first, at most maxUnavailable at a time, then the rest', () => {
@@ -123,7 +140,8 @@ describe('a progressive rollout', () => {
       members: fleet(1),
       resume: false,
     });
-    expect(next).toMatchObject({ revision: 3, stableRevision: 1, stage: 0, phase: 'Progressing' });
+    // Its preflight first: nothing moves until every instance was checked against revision 3.
+    expect(next).toMatchObject({ revision: 3, stableRevision: 1, stage: 0, phase: 'Preflight' });
   });
 
   it('never moves a pinned instance, nor one already on the new revision back', () => {
@@ -147,6 +165,8 @@ describe('a progressive rollout', () => {
     const [member] = fleet(1);
     expect(targetRevision(member!, { strategy: 'All' }, 4, undefined, () => 0)).toBe(4);
     expect(targetRevision(member!, undefined, undefined, undefined, () => 0)).toBeUndefined();
+    // The released revision, not the newest: a newer one waits for its preflight.
+    expect(targetRevision(member!, undefined, 4, { ...complete1, revision: 3 }, () => 0)).toBe(3);
   });
 
   it('reads maxUnavailable as a count or a percent, at least one', () => {
@@ -154,6 +174,90 @@ describe('a progressive rollout', () => {
     expect(unavailableBudget({ maxUnavailable: '1%' }, 20)).toBe(1);
     expect(unavailableBudget({ maxUnavailable: 3 }, 20)).toBe(3);
     expect(unavailableBudget(undefined, 20)).toBe(1);
+  });
+});
+
+describe('the preflight of a new revision (ADR 0031)', () => {
+  const all: RolloutSpec = { strategy: 'All' };
+  const members = fleet(1);
+  const step = (spec: RolloutSpec, preflight?: PreflightStatus, resume = false): RolloutStatus =>
+    planRollout({ spec, latest: 2, previous: complete1, members, resume, preflight });
+  const targets = (spec: RolloutSpec, rollout: RolloutStatus): Set<number | undefined> =>
+    new Set(members.map((m) => targetRevision(m, spec, 2, rollout, () => 0)));
+  const running = preflightReport(2, 20, [{ instance: 'a/x', outcome: 'changed' }]);
+
+  it.each([
+    ['All, not checked yet', all, undefined, 'Preflight', 1],
+    ['All, still running', all, running, 'Preflight', 1],
+    ['All, a report of another revision', all, checked(1), 'Preflight', 1],
+    ['All, passed', all, checked(2), 'Complete', 2],
+    ['All, failed under Warn (default)', all, checked(2, ['a/x']), 'Complete', 2],
+    ['All, failed under Block', { ...all, preflight: 'Block' }, checked(2, ['a/x']), 'Halted', 1],
+    ['Progressive, running', progressive, running, 'Preflight', 1],
+    ['Progressive, failed under Warn', progressive, checked(2, ['a/x']), 'Progressing', 1],
+    [
+      'Progressive, failed under Block',
+      { ...progressive, preflight: 'Block' },
+      checked(2, ['a/x']),
+      'Halted',
+      1,
+    ],
+  ] as const)('%s', (_, spec, preflight, phase, stable) => {
+    const rollout = step(spec, preflight);
+    expect(rollout.phase).toBe(phase);
+    // Where the instances not yet admitted are: all of them, under strategy All.
+    expect(targets(spec, rollout).has(stable)).toBe(true);
+    if (spec.strategy !== 'Progressive') expect(targets(spec, rollout)).toEqual(new Set([stable]));
+  });
+
+  it('names the failing instances when it blocks, and a resume lifts the block only', () => {
+    const block: RolloutSpec = { ...progressive, preflight: 'Block' };
+    const blocked = step(block, checked(2, ['b/i3', 'a/x']));
+    expect(blocked).toMatchObject({ phase: 'Halted', blockedByPreflight: true });
+    expect(blocked.failing).toEqual(['a/x', 'b/i3']);
+    expect(blocked.message).toMatch(/2 of 20 instance\(s\) would fail on revision 2/);
+    // Held on the next pass too, without a resume.
+    const again = planRollout({
+      spec: block,
+      latest: 2,
+      previous: blocked,
+      members,
+      resume: false,
+      preflight: checked(2, ['a/x', 'b/i3']),
+    });
+    expect(again).toMatchObject({ phase: 'Halted', blockedByPreflight: true });
+    const resumed = planRollout({
+      spec: block,
+      latest: 2,
+      previous: blocked,
+      members,
+      resume: true,
+    });
+    expect(resumed.phase).toBe('Progressing');
+    // A later canary failure still halts it: the resume was of the preflight's block.
+    expect(resumed.resumed).toBeUndefined();
+    expect(resumed.blockedByPreflight).toBeUndefined();
+    const allResumed = planRollout({
+      spec: { strategy: 'All', preflight: 'Block' },
+      latest: 2,
+      previous: { ...blocked },
+      members,
+      resume: true,
+    });
+    expect(allResumed).toMatchObject({ phase: 'Complete', revision: 2 });
+  });
+
+  it('starts over for a newer revision that arrives during a preflight', () => {
+    const inPreflight = step(all, running);
+    const next = planRollout({
+      spec: all,
+      latest: 3,
+      previous: inPreflight,
+      members,
+      resume: false,
+      preflight: checked(2),
+    });
+    expect(next).toMatchObject({ phase: 'Preflight', revision: 3, stableRevision: 1 });
   });
 });
 

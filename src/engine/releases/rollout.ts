@@ -3,7 +3,7 @@
 // the instances' reported state. The Template reconciler stores the state in the Template's
 // status; the instance reconciler and the event router evaluate targetRevision over it.
 import type { LabelSelector } from '../../api/object-meta.ts';
-import type { RolloutSpec, RolloutStatus } from '../../api/template.ts';
+import type { PreflightStatus, RolloutSpec, RolloutStatus } from '../../api/template.ts';
 import type { InstancePhase, TemplateInstance } from '../../api/template-instance.ts';
 import { ANNOTATION_ROLLOUT } from '../../api/well-known.ts';
 import { selectorMatches } from '../shared/target-namespaces.ts';
@@ -97,6 +97,8 @@ export function isProgressive(spec: RolloutSpec | undefined): boolean {
 /**
  * The revision an instance should render; undefined while the Template has no revision (its
  * live spec is rendered). `position` is the member's index within its stage (stageMembers).
+ * Under either strategy, a revision whose preflight runs or blocked it holds every instance on
+ * the stable revision (ADR 0031); strategy All then moves them all at once.
  */
 export function targetRevision(
   member: RolloutMember,
@@ -107,10 +109,12 @@ export function targetRevision(
 ): number | undefined {
   if (member.pin !== undefined) return member.pin;
   if (latest === undefined) return undefined;
-  if (!isProgressive(spec) || !rollout) return latest;
+  if (!rollout) return latest;
   if (rollout.phase === 'Complete') return rollout.revision;
   // Never back: an instance that reached the new revision stays on it.
   if (member.revision === rollout.revision) return rollout.revision;
+  if (rollout.phase === 'Preflight' || rollout.blockedByPreflight || !isProgressive(spec))
+    return rollout.stableRevision;
   const stage = stageOf(member, spec);
   if (stage < rollout.stage) return rollout.revision;
   if (stage === rollout.stage && position() < rollout.admitted) return rollout.revision;
@@ -132,6 +136,8 @@ export interface RolloutInput {
   members: RolloutMember[];
   /** The Template carries `stencil.dev/rollout: resume`. */
   resume: boolean;
+  /** What the preflight of the rollout's revision found so far (ADR 0031). */
+  preflight?: PreflightStatus;
 }
 
 const MAX_FAILING_NAMED = 10;
@@ -144,27 +150,69 @@ const failedOn = (m: RolloutMember, revision: number): boolean =>
   m.revision === revision && m.current && m.phase === 'Failed';
 
 /**
- * The next rollout state. A new latest revision starts a rollout from the stable one; a
- * progressing rollout admits instances of the current stage (in creation order) while fewer than
- * maxUnavailable admitted ones are not Ready on the new revision, moves on when the whole stage
- * is, and completes after the last stage. A failure halts it (pauseOnFailure, default true) until
- * resumed; a resumed rollout no longer halts, and its failed instances no longer hold a slot.
+ * The next rollout state. A new latest revision starts with its preflight (ADR 0031): no instance
+ * moves until every one was checked against it, and a failing one holds the rollout under
+ * preflight Block. Then strategy All completes at once; a progressive rollout admits instances of
+ * the current stage (in creation order) while fewer than maxUnavailable admitted ones are not
+ * Ready on the new revision, moves on when the whole stage is, and completes after the last
+ * stage. A failure halts it (pauseOnFailure, default true) until resumed; a resumed rollout no
+ * longer halts, and its failed instances no longer hold a slot. Resuming a preflight block lifts
+ * that block only.
  */
 export function planRollout(input: RolloutInput): RolloutStatus {
   const { spec, latest, previous } = input;
   const stages = stageMembers(input.members, spec);
-  // Strategy All, or the first revision a Template gets: nothing to roll out gradually.
-  if (!isProgressive(spec) || !previous) return complete(latest, stages);
-  let state = previous.revision === latest ? { ...previous } : startFrom(previous, latest);
-  if (state.phase === 'Complete') return complete(latest, stages);
-  if (state.phase === 'Halted') {
+  // The first revision a Template gets: no instance is on another one to stay on.
+  if (!previous) return complete(latest, stages);
+  const state = previous.revision === latest ? { ...previous } : startFrom(previous, latest);
+  const next =
+    state.phase === 'Preflight'
+      ? afterPreflight(state, input)
+      : state.phase === 'Halted'
+        ? afterHalt(state, input, stages)
+        : { go: state };
+  if ('hold' in next) return withCounts(next.hold, stages);
+  if (next.go.phase === 'Complete' || !isProgressive(spec))
+    return complete(next.go.revision, stages);
+  return advance(next.go, stages, spec);
+}
+
+/** Whether a rollout stays as it is (`hold`) or goes on from a state (`go`). */
+type Turn = { hold: RolloutStatus } | { go: RolloutStatus };
+
+/** A preflight holds the rollout until its report is in, and blocks it if it failed under Block. */
+function afterPreflight(state: RolloutStatus, input: RolloutInput): Turn {
+  const report = input.preflight?.revision === state.revision ? input.preflight : undefined;
+  if (!report || report.phase === 'Running') return { hold: state };
+  if (report.phase === 'Failed' && input.spec?.preflight === 'Block' && !input.resume)
+    return { hold: blockedByPreflight(state, report) };
+  return { go: { ...state, phase: 'Progressing' } };
+}
+
+/** A halt holds until resumed; resuming a preflight block lifts that block only. */
+function afterHalt(state: RolloutStatus, input: RolloutInput, stages: RolloutMember[][]): Turn {
+  if (state.blockedByPreflight) {
+    if (!input.resume) return { hold: state };
+    const { blockedByPreflight: _, failing: __, message: ___, ...rest } = state;
+    return { go: { ...rest, phase: 'Progressing' } };
+  }
+  if (!input.resume) {
     // Still halted: the failing list follows what the instances report now.
     const failing = stages.flat().filter((m) => failedOn(m, state.revision));
-    if (!input.resume)
-      return withCounts(failing.length > 0 ? halted(state, failing) : state, stages);
-    state = { ...state, phase: 'Progressing', resumed: true, failing: undefined };
+    return { hold: failing.length > 0 ? halted(state, failing) : state };
   }
-  return advance(state, stages, spec);
+  const { failing: _, message: __, ...rest } = state;
+  return { go: { ...rest, phase: 'Progressing', resumed: true } };
+}
+
+function blockedByPreflight(state: RolloutStatus, report: PreflightStatus): RolloutStatus {
+  return {
+    ...state,
+    phase: 'Halted',
+    blockedByPreflight: true,
+    failing: (report.failing ?? []).map((f) => f.instance),
+    message: `blocked by preflight: ${report.failed} of ${report.total} instance(s) would fail on revision ${state.revision}; fix the Template or those instances, or annotate the Template ${ANNOTATION_ROLLOUT}=resume to roll on`,
+  };
 }
 
 /** A new rollout of `latest`, from the revision the previous one left as stable. */
@@ -174,7 +222,7 @@ function startFrom(previous: RolloutStatus, latest: number): RolloutStatus {
     stableRevision: previous.phase === 'Complete' ? previous.revision : previous.stableRevision,
     stage: 0,
     admitted: 0,
-    phase: 'Progressing',
+    phase: 'Preflight',
   };
 }
 

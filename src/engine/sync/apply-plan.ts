@@ -105,6 +105,32 @@ function planWave(inputs: readonly PlanInput[], members: number[]): ApplyStep[] 
   ];
 }
 
+/**
+ * What a preview (ADR 0031: a preflight that writes nothing) can dry-run now: every unsettled
+ * object but those in a Namespace this render creates, or of a kind a CRD it changes declares;
+ * their dry run would fail only because the prerequisite is not written yet. Waves are not
+ * waited for: nothing is written, so nothing needs to be healthy first.
+ */
+export function previewChecks(inputs: readonly PlanInput[]): {
+  check: number[];
+  deferred: number[];
+} {
+  const pending = inputs.flatMap((input, i) => (input.settled ? [] : [i]));
+  const newNamespaces = new Set(
+    inputs
+      .filter((input) => isNamespace(input.object) && !input.exists)
+      .map((input) => input.object.metadata.name),
+  );
+  const newKinds = kindsDeclaredBy(pending.map((i) => inputs[i]!.object).filter(isCrd));
+  const needsPrerequisite = ({ object }: PlanInput): boolean =>
+    (object.metadata.namespace !== undefined && newNamespaces.has(object.metadata.namespace)) ||
+    newKinds.has(groupKind(object.apiVersion, object.kind));
+  return {
+    check: pending.filter((i) => !needsPrerequisite(inputs[i]!)),
+    deferred: pending.filter((i) => needsPrerequisite(inputs[i]!)),
+  };
+}
+
 /** Where a run of the plan stands when it reaches a step. */
 export interface StepContext {
   /** The rendered objects, aligned with the plan's indexes. */

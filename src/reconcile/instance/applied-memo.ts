@@ -32,6 +32,11 @@ export class AppliedMemo {
     return this.entries.has(resourceKey(object));
   }
 
+  /** The hash of what our last apply of the object at its key wrote, if we applied it. */
+  lastHash(object: KubeObject): string | undefined {
+    return this.entries.get(resourceKey(object))?.hash;
+  }
+
   settled(object: KubeObject, hash: string, live: KubeObject | undefined): boolean {
     const entry = this.entries.get(resourceKey(object));
     return (

@@ -11,6 +11,7 @@ import {
 } from '../../api/well-known.ts';
 import {
   planApply,
+  previewChecks,
   stepWait,
   type ApplyPlan,
   type ApplyStep,
@@ -135,7 +136,7 @@ class PlanRun {
       return this.waiting(
         `waiting for kind ${missing} (installed by this Template) to be served by the API server`,
       );
-    const rejected = (await this.dryRun(step.check)) ?? (await this.adoptProbed(step.check));
+    const rejected = await this.check(step.check);
     if (rejected) return rejected;
     for (const i of step.write) {
       const current = this.live[i];
@@ -157,6 +158,11 @@ class PlanRun {
       }
     }
     return undefined;
+  }
+
+  /** The gate of a step: the dry runs, then the adoption check of what they found to exist. */
+  async check(indexes: number[]): Promise<ApplyResult | undefined> {
+    return (await this.dryRun(indexes)) ?? (await this.adoptProbed(indexes));
   }
 
   /**
@@ -403,4 +409,45 @@ export async function applyResources(
     live: run.result.map((o, i) => o ?? run.dryRuns[i]!),
     unchanged: run.same + inputs.filter((input) => input.settled).length,
   };
+}
+
+/** What applying a render would do, found without writing (ADR 0031). */
+export type ApplyPreview =
+  { outcome: 'changed' | 'unchanged' } | { outcome: 'failed'; message: string };
+
+/**
+ * Previews `applyResources` for a preflight: the same reads, adoption check and strict dry runs,
+ * and no write. Unchanged when every object is settled (ADR 0028) and none would be pruned;
+ * a render our own last applies produced exactly is known unchanged without a read. Objects that
+ * need a Namespace or CRD of the same render are not dry-run (see previewChecks).
+ */
+export async function previewApply(
+  cluster: ClusterPort,
+  request: ApplyRequest,
+): Promise<ApplyPreview> {
+  const renderedKeys = new Set(request.rendered.map((o) => resourceKey(o)));
+  const pruned = [...(request.known ?? [])].some((key) => !renderedKeys.has(key));
+  if (!pruned && appliedExactly(request)) return { outcome: 'unchanged' };
+  const ready = await readAndPlan(cluster, request);
+  if ('ok' in ready) return previewOf(ready) ?? { outcome: 'changed' };
+  const { prepared, probed } = ready;
+  const run = new PlanRun(cluster, request, prepared, probed);
+  // An object waiting for an `observed` input was rendered with "" in its place: not judged yet.
+  const checks = previewChecks(prepared.inputs).check.filter((i) => !request.waits?.[i]);
+  const rejected = await run.check(checks);
+  if (rejected) return previewOf(rejected) ?? { outcome: 'changed' };
+  const changed = pruned || prepared.inputs.some((input) => !input.settled);
+  return { outcome: changed ? 'changed' : 'unchanged' };
+}
+
+/** A refusal is a failure; a wait (a namespace being deleted) is not the render's fault. */
+function previewOf(result: ApplyResult): ApplyPreview | undefined {
+  if (result.ok || result.waiting) return undefined;
+  return { outcome: 'failed', message: result.message };
+}
+
+/** Every object is what our last apply of it wrote (no ignored field depends on the live one). */
+function appliedExactly({ rendered, memo, ignoreFields = [] }: ApplyRequest): boolean {
+  if (!memo || ignoreFields.length > 0) return false;
+  return rendered.every((o) => memo.lastHash(o) === AppliedMemo.hash(o));
 }

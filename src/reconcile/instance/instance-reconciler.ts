@@ -7,18 +7,8 @@
 // stops writing at once.
 import type { KubeObject } from '../../api/object-meta.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
-import {
-  API_VERSION,
-  FINALIZER_INSTANCE,
-  LABEL_INSTANCE_UID,
-  TEMPLATE_INSTANCE_KIND,
-} from '../../api/well-known.ts';
-import {
-  evaluateInstance,
-  type InstanceEvaluation,
-} from '../../engine/evaluation/instance-evaluation.ts';
-import type { ObjectSchemas } from '../../engine/object-schema/object-schema.ts';
-import type { RenderRunner } from '../../engine/render/render-job.ts';
+import { API_VERSION, FINALIZER_INSTANCE, TEMPLATE_INSTANCE_KIND } from '../../api/well-known.ts';
+import type { InstanceEvaluation } from '../../engine/evaluation/instance-evaluation.ts';
 import { gvkKey, resourceKey, type Owner } from '../../engine/objects/inventory.ts';
 import { Redactor } from '../../engine/redaction/redaction.ts';
 import { decide, type Conclusion, type Step } from '../../engine/pass/decision.ts';
@@ -32,14 +22,8 @@ import {
 } from '../../framework/reconciler.ts';
 import { AppliedMemo } from './applied-memo.ts';
 import { applyResources } from './applier.ts';
-import {
-  isClusterError,
-  isNamespaceTerminating,
-  type ClusterPort,
-  type ObjectId,
-} from '../cluster-port.ts';
-import { ClusterSource, type SourceCache } from './cluster-source.ts';
-import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
+import { isNamespaceTerminating, type ClusterPort, type ObjectId } from '../cluster-port.ts';
+import { evaluateOnCluster, type EvaluationDeps } from './evaluate-on-cluster.ts';
 import { EventSender } from './event-sender.ts';
 import type {
   CacheReader,
@@ -54,26 +38,15 @@ import { templateFor } from '../template-content.ts';
 
 export { WAIT_REQUEUE_MS } from '../../engine/pass/decision.ts';
 
-export interface InstanceReconcilerDeps {
+export interface InstanceReconcilerDeps extends EvaluationDeps {
   cluster: ClusterPort;
   cache: CacheReader;
   tracker: DependencyTracker;
   metrics?: ReconcileMetrics;
   /** Where Events go (sent beside the passes); one of its own when not given. */
   events?: EventSender;
-  /** Where renders run (the operator's worker pool); this thread when not given. */
-  renderer?: RenderRunner;
-  /** Whose rights a valueFrom read needs besides the operator's (ADR 0020); default operator. */
-  authorizeSources?: AuthorizeSources;
-  /** Source values kept between passes (never a Secret's); none kept when not given. */
-  sourceCache?: SourceCache;
   /** What our applies produced, shared with the drift watches; one of its own when not given. */
   applied?: AppliedMemo;
-  /**
-   * What rendered objects are checked against before any dry run: the schemas the API server
-   * publishes (ADR 0030). Without it, only the dry run checks them.
-   */
-  schemas?: ObjectSchemas;
   now: () => Date;
   log: ReconcileLog;
 }
@@ -196,35 +169,19 @@ export class InstanceReconciler implements Reconciler {
 
   /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
   private async evaluate(pass: Pass, instance: TemplateInstance): Promise<InstanceEvaluation> {
-    const { cluster } = pass;
-    const { template, missingRevision } = pass.observed.content!;
-    const source = new ClusterSource(
-      cluster,
-      this.deps.authorizeSources === 'requester'
-        ? requesterAuthorizer(cluster, instance)
-        : undefined,
-      this.deps.sourceCache,
-    );
-    const namespace = instance.metadata.namespace ?? '';
-    const evaluation = await evaluateInstance({
+    const { evaluation, reads } = await evaluateOnCluster(
+      pass.cluster,
+      this.deps,
       instance,
-      template,
-      missingRevision,
-      namespaceLabels:
-        this.deps.cache.namespaceLabels(namespace) ??
-        (await this.namespaceLabels(cluster, namespace)),
-      port: source,
-      observe: (ref) => this.observe(cluster, instance, ref),
-      renderer: this.deps.renderer,
-      schemas: this.deps.schemas,
-    });
+      pass.observed.content!,
+    );
     // Every instance that is not frozen watches what it rendered: revert/strict to revert drift,
     // and all of them to see the health of their objects change.
     const drift = {
       uid: instance.metadata.uid ?? '',
       gvks: [...new Set(evaluation.resources.map(gvkKey))],
     };
-    await this.deps.tracker.track(pass.key, source.reads, drift);
+    await this.deps.tracker.track(pass.key, reads, drift);
     return evaluation;
   }
 
@@ -249,38 +206,6 @@ export class InstanceReconciler implements Reconciler {
       waits: evaluation.waits,
       known: new Set((instance.status?.renderedResources ?? []).map((r) => resourceKey(r))),
     });
-  }
-
-  /**
-   * A producer an `observed` call names, as this instance applied it: an object of that name
-   * that this instance does not own (not applied yet, someone else's) counts as not there, so
-   * nothing of a stranger's is copied into what the instance renders. Not a source watch: the
-   * producer is rendered, so the drift watch on its kind already brings its changes.
-   */
-  private async observe(
-    cluster: ClusterPort,
-    instance: TemplateInstance,
-    ref: ObjectId,
-  ): Promise<KubeObject | undefined> {
-    let live: KubeObject | undefined;
-    try {
-      live = await cluster.get(ref);
-    } catch (error) {
-      if (isClusterError(error, 'NotServed')) return undefined;
-      throw error;
-    }
-    const uid = instance.metadata.uid;
-    return uid !== undefined && live?.metadata.labels?.[LABEL_INSTANCE_UID] === uid
-      ? live
-      : undefined;
-  }
-
-  private async namespaceLabels(
-    cluster: ClusterPort,
-    name: string,
-  ): Promise<Record<string, string>> {
-    const namespace = await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name });
-    return namespace?.metadata.labels ?? {};
   }
 
   /** Acts on how the pass ends: status, Events, counts, watches, finalizer, Result. */
