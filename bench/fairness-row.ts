@@ -97,7 +97,8 @@ export interface FairnessOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function commitOf(): string {
+/** The short commit of the checkout the bench runs from (shared by the rows that record it). */
+export function commitOf(): string {
   try {
     return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
       cwd: import.meta.dirname,

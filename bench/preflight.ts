@@ -14,7 +14,7 @@
 // Between A and B the quiet tenant makes 20 creations at the same pace with nothing else going
 // on: the baseline. Prints the figures and keeps them in bench/results/preflight-<time>.json
 // (--json PATH elsewhere). Nothing here asserts a duration.
-import { execFileSync } from 'node:child_process';
+import { commitOf } from './fairness-row.ts';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -516,17 +516,6 @@ interface Result {
   edits: EditResult[];
   watchRestarts: number;
   minutes: number;
-}
-
-function commitOf(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      cwd: import.meta.dirname,
-      encoding: 'utf8',
-    }).trim();
-  } catch {
-    return 'unknown';
-  }
 }
 
 async function run(size: number): Promise<Result> {
