@@ -84,9 +84,12 @@ export class WorkQueue {
     return this.pending.size;
   }
 
-  /** Keys waiting in one class (background work yields while changes wait, ADR 0031). */
-  waiting(cls: QueueClass): number {
-    return this.pending.sizeOf(cls);
+  /**
+   * Whether a key of one class waits that `matches` (background work yields while changes wait,
+   * ADR 0031). It scans the waiting keys: ask it once per batch of background work, not per key.
+   */
+  someWaiting(cls: QueueClass, matches: (key: string) => boolean = () => true): boolean {
+    return this.pending.someWaiting(cls, matches);
   }
 
   get active(): number {

@@ -26,6 +26,8 @@ import type { AuthorizeSources } from '../reconcile/instance/requester-authoriza
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import { PreflightRunner } from '../reconcile/preflight.ts';
 import type { ObjectRef } from '../engine/sources/source-port.ts';
+import { templateRefOf } from '../engine/shared/template-ref.ts';
+import type { Template } from '../api/template.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './watches/caches.ts';
 import { DependencyWatches } from './watches/dependency-watches.ts';
@@ -73,6 +75,15 @@ export interface OperatorOptions {
   schemas?: Omit<ClusterSchemasOptions, 'log'>;
   log: Logger;
   now?: () => Date;
+}
+
+/** Whether the instance queued as `key` belongs to `template` (its own fan-out, ADR 0031). */
+function isInstanceOf(cache: OperatorCaches, key: string, template: Template): boolean {
+  const { namespace, name } = parseRequestKey(key);
+  const instance = cache.instance(namespace, name);
+  if (!instance) return false;
+  const ref = templateRefOf(instance);
+  return ref.name === template.metadata.name && ref.namespace === template.metadata.namespace;
 }
 
 function reconcileMetrics(metrics: StencilMetrics | undefined): ReconcileMetrics | undefined {
@@ -187,7 +198,11 @@ export class StencilOperator {
           renderer: this.renders.render,
           authorizeSources: options.authorizeSources,
           sourceCache,
-          changesWaiting: () => this.instances.queue.waiting('change') > 0,
+          changesWaiting: (template) =>
+            this.instances.queue.someWaiting(
+              'change',
+              (key) => !isInstanceOf(cache, key, template),
+            ),
         }),
         now,
       }),
