@@ -620,6 +620,81 @@ export const CRD_SCHEMAS = {
           },
         ],
         properties: {
+          api: {
+            description:
+              "Publish a kind of its own for the instances of this Template, backed by a CRD Stencil generates from the parameters (ADR 0032). The group must be allowed for the Template's namespace by the operator's --api-groups.",
+            type: 'object',
+            required: ['group', 'version', 'kind'],
+            properties: {
+              group: {
+                description: 'API group, a DNS subdomain with at least one dot.',
+                type: 'string',
+                maxLength: 253,
+                pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$',
+              },
+              version: {
+                description: 'Version, as v1, v1beta1 or v2alpha3.',
+                type: 'string',
+                maxLength: 63,
+                pattern: '^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$',
+              },
+              kind: {
+                description: 'Kind, UpperCamelCase.',
+                type: 'string',
+                maxLength: 63,
+                pattern: '^[A-Z][A-Za-z0-9]*$',
+              },
+              plural: {
+                description: 'Resource name; default the kind in lower case followed by s.',
+                type: 'string',
+                maxLength: 63,
+                pattern: '^[a-z][a-z0-9]*$',
+              },
+              singular: {
+                description: 'Default the kind in lower case.',
+                type: 'string',
+                maxLength: 63,
+                pattern: '^[a-z][a-z0-9]*$',
+              },
+              shortNames: {
+                type: 'array',
+                maxItems: 8,
+                'x-kubernetes-list-type': 'set',
+                items: { type: 'string', maxLength: 63, pattern: '^[a-z][a-z0-9]*$' },
+              },
+              categories: {
+                description: 'Categories besides stencil, which is always one.',
+                type: 'array',
+                maxItems: 8,
+                'x-kubernetes-list-type': 'set',
+                items: { type: 'string', maxLength: 63, pattern: '^[a-z][a-z0-9]*$' },
+              },
+              printerColumns: {
+                description: 'Columns of kubectl get, after Ready, Revision and Resources.',
+                type: 'array',
+                maxItems: 16,
+                items: {
+                  type: 'object',
+                  required: ['name', 'type', 'jsonPath'],
+                  properties: {
+                    name: { type: 'string', minLength: 1, maxLength: 63 },
+                    type: {
+                      type: 'string',
+                      enum: ['integer', 'number', 'string', 'boolean', 'date'],
+                    },
+                    jsonPath: { type: 'string', minLength: 2, maxLength: 512, pattern: '^\\.' },
+                    description: { type: 'string', maxLength: 1024 },
+                    priority: { type: 'integer', minimum: 0, maximum: 10 },
+                  },
+                },
+              },
+              aggregateToDefaultRoles: {
+                description:
+                  'The generated edit and view ClusterRoles aggregate to the standard edit, admin and view roles (default false: bind them yourself).',
+                type: 'boolean',
+              },
+            },
+          },
           handlebars: {
             description: 'Handlebars body rendering one or more YAML documents.',
             type: 'string',
@@ -654,6 +729,31 @@ export const CRD_SCHEMAS = {
                   rule: '!has(self.encoding) || self.encoding == "text" || (has(self.type) && self.type == "string")',
                   messageExpression:
                     '"parameter " + self.name + ": encoding base64 needs type string"',
+                },
+                {
+                  rule: '!(has(self.pattern) || has(self.minLength) || has(self.maxLength)) || (has(self.type) && self.type == "string")',
+                  messageExpression:
+                    '"parameter " + self.name + ": pattern, minLength and maxLength need type string"',
+                },
+                {
+                  rule: '!(has(self.minimum) || has(self.maximum)) || (has(self.type) && self.type == "number")',
+                  messageExpression:
+                    '"parameter " + self.name + ": minimum and maximum need type number"',
+                },
+                {
+                  rule: '!has(self.enum) || (has(self.type) && self.type in ["string", "number", "bool"])',
+                  messageExpression:
+                    '"parameter " + self.name + ": enum needs type string, number or bool"',
+                },
+                {
+                  rule: '!(has(self.minimum) && has(self.maximum)) || self.minimum <= self.maximum',
+                  messageExpression:
+                    '"parameter " + self.name + ": minimum must not be greater than maximum"',
+                },
+                {
+                  rule: '!(has(self.minLength) && has(self.maxLength)) || self.minLength <= self.maxLength',
+                  messageExpression:
+                    '"parameter " + self.name + ": minLength must not be greater than maxLength"',
                 },
               ],
               properties: {
@@ -696,6 +796,24 @@ export const CRD_SCHEMAS = {
                   type: 'string',
                   enum: ['text', 'base64'],
                 },
+                enum: {
+                  description: 'The values allowed (type string, number or bool).',
+                  type: 'array',
+                  minItems: 1,
+                  maxItems: 256,
+                  items: { 'x-kubernetes-preserve-unknown-fields': true },
+                },
+                pattern: {
+                  description:
+                    "A regular expression a string value must match (RE2 syntax, as the API server checks a CRD's pattern; unanchored unless it says ^ and $).",
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 1024,
+                },
+                minLength: { type: 'integer', minimum: 0, maximum: 1048576 },
+                maxLength: { type: 'integer', minimum: 0, maximum: 1048576 },
+                minimum: { type: 'number' },
+                maximum: { type: 'number' },
               },
             },
           },

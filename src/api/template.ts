@@ -26,6 +26,41 @@ export interface ParameterDeclaration {
    * base64 text, exactly. `base64` needs type string.
    */
   encoding?: 'text' | 'base64';
+  /** Constraints (ADR 0032), checked at resolution and published in a typed API's schema. */
+  enum?: JsonValue[];
+  /** RE2 syntax, unanchored unless it says `^` and `$` (type string). */
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+  /** Bounds of a `number` parameter. */
+  minimum?: number;
+  maximum?: number;
+}
+
+/** A printer column of a published kind (a CRD's additionalPrinterColumns entry). */
+export interface ApiPrinterColumn {
+  name: string;
+  type: 'integer' | 'number' | 'string' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+/** The kind a Template publishes for its instances, backed by a generated CRD (ADR 0032). */
+export interface ApiSpec {
+  group: string;
+  version: string;
+  kind: string;
+  /** Default: the kind in lower case followed by `s`. */
+  plural?: string;
+  /** Default: the kind in lower case. */
+  singular?: string;
+  shortNames?: string[];
+  /** Besides `stencil`, which is always one. */
+  categories?: string[];
+  printerColumns?: ApiPrinterColumn[];
+  /** The generated edit and view ClusterRoles aggregate to the standard edit, admin and view. */
+  aggregateToDefaultRoles?: boolean;
 }
 
 /**
@@ -94,6 +129,8 @@ export interface Migration {
 export interface TemplateSpec {
   /** Release settings (ADR 0012): not part of a revision's content. */
   revisionHistoryLimit?: number;
+  /** A release setting too: the kind published for the instances (ADR 0032). */
+  api?: ApiSpec;
   rollout?: RolloutSpec;
   /** Longest lifetime an instance may ask for (spec.ttl / stencil.dev/expires-at), e.g. `7d`. */
   maxTTL?: string;

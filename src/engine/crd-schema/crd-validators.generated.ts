@@ -8994,6 +8994,81 @@ const schema14 = {
         },
       ],
       properties: {
+        api: {
+          description:
+            "Publish a kind of its own for the instances of this Template, backed by a CRD Stencil generates from the parameters (ADR 0032). The group must be allowed for the Template's namespace by the operator's --api-groups.",
+          type: 'object',
+          required: ['group', 'version', 'kind'],
+          properties: {
+            group: {
+              description: 'API group, a DNS subdomain with at least one dot.',
+              type: 'string',
+              maxLength: 253,
+              pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$',
+            },
+            version: {
+              description: 'Version, as v1, v1beta1 or v2alpha3.',
+              type: 'string',
+              maxLength: 63,
+              pattern: '^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$',
+            },
+            kind: {
+              description: 'Kind, UpperCamelCase.',
+              type: 'string',
+              maxLength: 63,
+              pattern: '^[A-Z][A-Za-z0-9]*$',
+            },
+            plural: {
+              description: 'Resource name; default the kind in lower case followed by s.',
+              type: 'string',
+              maxLength: 63,
+              pattern: '^[a-z][a-z0-9]*$',
+            },
+            singular: {
+              description: 'Default the kind in lower case.',
+              type: 'string',
+              maxLength: 63,
+              pattern: '^[a-z][a-z0-9]*$',
+            },
+            shortNames: {
+              type: 'array',
+              maxItems: 8,
+              'x-kubernetes-list-type': 'set',
+              items: { type: 'string', maxLength: 63, pattern: '^[a-z][a-z0-9]*$' },
+            },
+            categories: {
+              description: 'Categories besides stencil, which is always one.',
+              type: 'array',
+              maxItems: 8,
+              'x-kubernetes-list-type': 'set',
+              items: { type: 'string', maxLength: 63, pattern: '^[a-z][a-z0-9]*$' },
+            },
+            printerColumns: {
+              description: 'Columns of kubectl get, after Ready, Revision and Resources.',
+              type: 'array',
+              maxItems: 16,
+              items: {
+                type: 'object',
+                required: ['name', 'type', 'jsonPath'],
+                properties: {
+                  name: { type: 'string', minLength: 1, maxLength: 63 },
+                  type: {
+                    type: 'string',
+                    enum: ['integer', 'number', 'string', 'boolean', 'date'],
+                  },
+                  jsonPath: { type: 'string', minLength: 2, maxLength: 512, pattern: '^\\.' },
+                  description: { type: 'string', maxLength: 1024 },
+                  priority: { type: 'integer', minimum: 0, maximum: 10 },
+                },
+              },
+            },
+            aggregateToDefaultRoles: {
+              description:
+                'The generated edit and view ClusterRoles aggregate to the standard edit, admin and view roles (default false: bind them yourself).',
+              type: 'boolean',
+            },
+          },
+        },
         handlebars: {
           description: 'Handlebars body rendering one or more YAML documents.',
           type: 'string',
@@ -9028,6 +9103,31 @@ const schema14 = {
                 rule: '!has(self.encoding) || self.encoding == "text" || (has(self.type) && self.type == "string")',
                 messageExpression:
                   '"parameter " + self.name + ": encoding base64 needs type string"',
+              },
+              {
+                rule: '!(has(self.pattern) || has(self.minLength) || has(self.maxLength)) || (has(self.type) && self.type == "string")',
+                messageExpression:
+                  '"parameter " + self.name + ": pattern, minLength and maxLength need type string"',
+              },
+              {
+                rule: '!(has(self.minimum) || has(self.maximum)) || (has(self.type) && self.type == "number")',
+                messageExpression:
+                  '"parameter " + self.name + ": minimum and maximum need type number"',
+              },
+              {
+                rule: '!has(self.enum) || (has(self.type) && self.type in ["string", "number", "bool"])',
+                messageExpression:
+                  '"parameter " + self.name + ": enum needs type string, number or bool"',
+              },
+              {
+                rule: '!(has(self.minimum) && has(self.maximum)) || self.minimum <= self.maximum',
+                messageExpression:
+                  '"parameter " + self.name + ": minimum must not be greater than maximum"',
+              },
+              {
+                rule: '!(has(self.minLength) && has(self.maxLength)) || self.minLength <= self.maxLength',
+                messageExpression:
+                  '"parameter " + self.name + ": minLength must not be greater than maxLength"',
               },
             ],
             properties: {
@@ -9070,6 +9170,24 @@ const schema14 = {
                 type: 'string',
                 enum: ['text', 'base64'],
               },
+              enum: {
+                description: 'The values allowed (type string, number or bool).',
+                type: 'array',
+                minItems: 1,
+                maxItems: 256,
+                items: { 'x-kubernetes-preserve-unknown-fields': true },
+              },
+              pattern: {
+                description:
+                  "A regular expression a string value must match (RE2 syntax, as the API server checks a CRD's pattern; unanchored unless it says ^ and $).",
+                type: 'string',
+                minLength: 1,
+                maxLength: 1024,
+              },
+              minLength: { type: 'integer', minimum: 0, maximum: 1048576 },
+              maxLength: { type: 'integer', minimum: 0, maximum: 1048576 },
+              minimum: { type: 'number' },
+              maximum: { type: 'number' },
             },
           },
         },
@@ -9491,6 +9609,28 @@ const keyword16 = celRuleCheck([
     rule: '!has(self.encoding) || self.encoding == "text" || (has(self.type) && self.type == "string")',
     messageExpression: '"parameter " + self.name + ": encoding base64 needs type string"',
   },
+  {
+    rule: '!(has(self.pattern) || has(self.minLength) || has(self.maxLength)) || (has(self.type) && self.type == "string")',
+    messageExpression:
+      '"parameter " + self.name + ": pattern, minLength and maxLength need type string"',
+  },
+  {
+    rule: '!(has(self.minimum) || has(self.maximum)) || (has(self.type) && self.type == "number")',
+    messageExpression: '"parameter " + self.name + ": minimum and maximum need type number"',
+  },
+  {
+    rule: '!has(self.enum) || (has(self.type) && self.type in ["string", "number", "bool"])',
+    messageExpression: '"parameter " + self.name + ": enum needs type string, number or bool"',
+  },
+  {
+    rule: '!(has(self.minimum) && has(self.maximum)) || self.minimum <= self.maximum',
+    messageExpression: '"parameter " + self.name + ": minimum must not be greater than maximum"',
+  },
+  {
+    rule: '!(has(self.minLength) && has(self.maxLength)) || self.minLength <= self.maxLength',
+    messageExpression:
+      '"parameter " + self.name + ": minLength must not be greater than maxLength"',
+  },
 ]);
 const keyword17 = celRuleCheck([
   {
@@ -9536,6 +9676,14 @@ const keyword23 = celRuleCheck([
 ]);
 const keyword24 = listMapKeysCheck(['name']);
 const keyword25 = listMapKeysCheck(['type']);
+const pattern5 = new RegExp(
+  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$',
+  'u',
+);
+const pattern6 = new RegExp('^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$', 'u');
+const pattern7 = new RegExp('^[A-Z][A-Za-z0-9]*$', 'u');
+const pattern8 = new RegExp('^[a-z][a-z0-9]*$', 'u');
+const pattern12 = new RegExp('^\\.', 'u');
 function validate13(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data } = {},
@@ -9645,18 +9793,18 @@ function validate13(
         errors++;
       }
       if (data3 && typeof data3 == 'object' && !Array.isArray(data3)) {
-        if (data3.handlebars !== undefined) {
-          let data4 = data3.handlebars;
-          if (typeof data4 === 'string') {
-            if (func2(data4) > 1048576) {
+        if (data3.api !== undefined) {
+          let data4 = data3.api;
+          if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
+            if (data4.group === undefined) {
               const err5 = {
-                instancePath: instancePath + '/spec/handlebars',
-                schemaPath: '#/properties/spec/properties/handlebars/maxLength',
-                keyword: 'maxLength',
-                params: { limit: 1048576 },
-                message: 'must NOT have more than 1048576 characters',
-                schema: 1048576,
-                parentSchema: schema14.properties.spec.properties.handlebars,
+                instancePath: instancePath + '/spec/api',
+                schemaPath: '#/properties/spec/properties/api/required',
+                keyword: 'required',
+                params: { missingProperty: 'group' },
+                message: "must have required property '" + 'group' + "'",
+                schema: schema14.properties.spec.properties.api.required,
+                parentSchema: schema14.properties.spec.properties.api,
                 data: data4,
               };
               if (vErrors === null) {
@@ -9666,15 +9814,15 @@ function validate13(
               }
               errors++;
             }
-            if (func2(data4) < 1) {
+            if (data4.version === undefined) {
               const err6 = {
-                instancePath: instancePath + '/spec/handlebars',
-                schemaPath: '#/properties/spec/properties/handlebars/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-                schema: 1,
-                parentSchema: schema14.properties.spec.properties.handlebars,
+                instancePath: instancePath + '/spec/api',
+                schemaPath: '#/properties/spec/properties/api/required',
+                keyword: 'required',
+                params: { missingProperty: 'version' },
+                message: "must have required property '" + 'version' + "'",
+                schema: schema14.properties.spec.properties.api.required,
+                parentSchema: schema14.properties.spec.properties.api,
                 data: data4,
               };
               if (vErrors === null) {
@@ -9684,8 +9832,1100 @@ function validate13(
               }
               errors++;
             }
+            if (data4.kind === undefined) {
+              const err7 = {
+                instancePath: instancePath + '/spec/api',
+                schemaPath: '#/properties/spec/properties/api/required',
+                keyword: 'required',
+                params: { missingProperty: 'kind' },
+                message: "must have required property '" + 'kind' + "'",
+                schema: schema14.properties.spec.properties.api.required,
+                parentSchema: schema14.properties.spec.properties.api,
+                data: data4,
+              };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+            if (data4.group !== undefined) {
+              let data5 = data4.group;
+              if (typeof data5 === 'string') {
+                if (func2(data5) > 253) {
+                  const err8 = {
+                    instancePath: instancePath + '/spec/api/group',
+                    schemaPath: '#/properties/spec/properties/api/properties/group/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 253 },
+                    message: 'must NOT have more than 253 characters',
+                    schema: 253,
+                    parentSchema: schema14.properties.spec.properties.api.properties.group,
+                    data: data5,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err8];
+                  } else {
+                    vErrors.push(err8);
+                  }
+                  errors++;
+                }
+                if (!pattern5.test(data5)) {
+                  const err9 = {
+                    instancePath: instancePath + '/spec/api/group',
+                    schemaPath: '#/properties/spec/properties/api/properties/group/pattern',
+                    keyword: 'pattern',
+                    params: {
+                      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$',
+                    },
+                    message:
+                      'must match pattern "' +
+                      '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$' +
+                      '"',
+                    schema: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$',
+                    parentSchema: schema14.properties.spec.properties.api.properties.group,
+                    data: data5,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err9];
+                  } else {
+                    vErrors.push(err9);
+                  }
+                  errors++;
+                }
+              } else {
+                const err10 = {
+                  instancePath: instancePath + '/spec/api/group',
+                  schemaPath: '#/properties/spec/properties/api/properties/group/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.spec.properties.api.properties.group.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.group,
+                  data: data5,
+                };
+                if (vErrors === null) {
+                  vErrors = [err10];
+                } else {
+                  vErrors.push(err10);
+                }
+                errors++;
+              }
+            }
+            if (data4.version !== undefined) {
+              let data6 = data4.version;
+              if (typeof data6 === 'string') {
+                if (func2(data6) > 63) {
+                  const err11 = {
+                    instancePath: instancePath + '/spec/api/version',
+                    schemaPath: '#/properties/spec/properties/api/properties/version/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 63 },
+                    message: 'must NOT have more than 63 characters',
+                    schema: 63,
+                    parentSchema: schema14.properties.spec.properties.api.properties.version,
+                    data: data6,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err11];
+                  } else {
+                    vErrors.push(err11);
+                  }
+                  errors++;
+                }
+                if (!pattern6.test(data6)) {
+                  const err12 = {
+                    instancePath: instancePath + '/spec/api/version',
+                    schemaPath: '#/properties/spec/properties/api/properties/version/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$' },
+                    message:
+                      'must match pattern "' + '^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$' + '"',
+                    schema: '^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$',
+                    parentSchema: schema14.properties.spec.properties.api.properties.version,
+                    data: data6,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err12];
+                  } else {
+                    vErrors.push(err12);
+                  }
+                  errors++;
+                }
+              } else {
+                const err13 = {
+                  instancePath: instancePath + '/spec/api/version',
+                  schemaPath: '#/properties/spec/properties/api/properties/version/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.spec.properties.api.properties.version.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.version,
+                  data: data6,
+                };
+                if (vErrors === null) {
+                  vErrors = [err13];
+                } else {
+                  vErrors.push(err13);
+                }
+                errors++;
+              }
+            }
+            if (data4.kind !== undefined) {
+              let data7 = data4.kind;
+              if (typeof data7 === 'string') {
+                if (func2(data7) > 63) {
+                  const err14 = {
+                    instancePath: instancePath + '/spec/api/kind',
+                    schemaPath: '#/properties/spec/properties/api/properties/kind/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 63 },
+                    message: 'must NOT have more than 63 characters',
+                    schema: 63,
+                    parentSchema: schema14.properties.spec.properties.api.properties.kind,
+                    data: data7,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err14];
+                  } else {
+                    vErrors.push(err14);
+                  }
+                  errors++;
+                }
+                if (!pattern7.test(data7)) {
+                  const err15 = {
+                    instancePath: instancePath + '/spec/api/kind',
+                    schemaPath: '#/properties/spec/properties/api/properties/kind/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Z][A-Za-z0-9]*$' },
+                    message: 'must match pattern "' + '^[A-Z][A-Za-z0-9]*$' + '"',
+                    schema: '^[A-Z][A-Za-z0-9]*$',
+                    parentSchema: schema14.properties.spec.properties.api.properties.kind,
+                    data: data7,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err15];
+                  } else {
+                    vErrors.push(err15);
+                  }
+                  errors++;
+                }
+              } else {
+                const err16 = {
+                  instancePath: instancePath + '/spec/api/kind',
+                  schemaPath: '#/properties/spec/properties/api/properties/kind/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.spec.properties.api.properties.kind.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.kind,
+                  data: data7,
+                };
+                if (vErrors === null) {
+                  vErrors = [err16];
+                } else {
+                  vErrors.push(err16);
+                }
+                errors++;
+              }
+            }
+            if (data4.plural !== undefined) {
+              let data8 = data4.plural;
+              if (typeof data8 === 'string') {
+                if (func2(data8) > 63) {
+                  const err17 = {
+                    instancePath: instancePath + '/spec/api/plural',
+                    schemaPath: '#/properties/spec/properties/api/properties/plural/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 63 },
+                    message: 'must NOT have more than 63 characters',
+                    schema: 63,
+                    parentSchema: schema14.properties.spec.properties.api.properties.plural,
+                    data: data8,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err17];
+                  } else {
+                    vErrors.push(err17);
+                  }
+                  errors++;
+                }
+                if (!pattern8.test(data8)) {
+                  const err18 = {
+                    instancePath: instancePath + '/spec/api/plural',
+                    schemaPath: '#/properties/spec/properties/api/properties/plural/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[a-z][a-z0-9]*$' },
+                    message: 'must match pattern "' + '^[a-z][a-z0-9]*$' + '"',
+                    schema: '^[a-z][a-z0-9]*$',
+                    parentSchema: schema14.properties.spec.properties.api.properties.plural,
+                    data: data8,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err18];
+                  } else {
+                    vErrors.push(err18);
+                  }
+                  errors++;
+                }
+              } else {
+                const err19 = {
+                  instancePath: instancePath + '/spec/api/plural',
+                  schemaPath: '#/properties/spec/properties/api/properties/plural/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.spec.properties.api.properties.plural.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.plural,
+                  data: data8,
+                };
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+            }
+            if (data4.singular !== undefined) {
+              let data9 = data4.singular;
+              if (typeof data9 === 'string') {
+                if (func2(data9) > 63) {
+                  const err20 = {
+                    instancePath: instancePath + '/spec/api/singular',
+                    schemaPath: '#/properties/spec/properties/api/properties/singular/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 63 },
+                    message: 'must NOT have more than 63 characters',
+                    schema: 63,
+                    parentSchema: schema14.properties.spec.properties.api.properties.singular,
+                    data: data9,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err20];
+                  } else {
+                    vErrors.push(err20);
+                  }
+                  errors++;
+                }
+                if (!pattern8.test(data9)) {
+                  const err21 = {
+                    instancePath: instancePath + '/spec/api/singular',
+                    schemaPath: '#/properties/spec/properties/api/properties/singular/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[a-z][a-z0-9]*$' },
+                    message: 'must match pattern "' + '^[a-z][a-z0-9]*$' + '"',
+                    schema: '^[a-z][a-z0-9]*$',
+                    parentSchema: schema14.properties.spec.properties.api.properties.singular,
+                    data: data9,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err21];
+                  } else {
+                    vErrors.push(err21);
+                  }
+                  errors++;
+                }
+              } else {
+                const err22 = {
+                  instancePath: instancePath + '/spec/api/singular',
+                  schemaPath: '#/properties/spec/properties/api/properties/singular/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.spec.properties.api.properties.singular.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.singular,
+                  data: data9,
+                };
+                if (vErrors === null) {
+                  vErrors = [err22];
+                } else {
+                  vErrors.push(err22);
+                }
+                errors++;
+              }
+            }
+            if (data4.shortNames !== undefined) {
+              let data10 = data4.shortNames;
+              if (Array.isArray(data10)) {
+                if (data10.length > 8) {
+                  const err23 = {
+                    instancePath: instancePath + '/spec/api/shortNames',
+                    schemaPath: '#/properties/spec/properties/api/properties/shortNames/maxItems',
+                    keyword: 'maxItems',
+                    params: { limit: 8 },
+                    message: 'must NOT have more than 8 items',
+                    schema: 8,
+                    parentSchema: schema14.properties.spec.properties.api.properties.shortNames,
+                    data: data10,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err23];
+                  } else {
+                    vErrors.push(err23);
+                  }
+                  errors++;
+                }
+                const len0 = data10.length;
+                for (let i0 = 0; i0 < len0; i0++) {
+                  let data11 = data10[i0];
+                  if (typeof data11 === 'string') {
+                    if (func2(data11) > 63) {
+                      const err24 = {
+                        instancePath: instancePath + '/spec/api/shortNames/' + i0,
+                        schemaPath:
+                          '#/properties/spec/properties/api/properties/shortNames/items/maxLength',
+                        keyword: 'maxLength',
+                        params: { limit: 63 },
+                        message: 'must NOT have more than 63 characters',
+                        schema: 63,
+                        parentSchema:
+                          schema14.properties.spec.properties.api.properties.shortNames.items,
+                        data: data11,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err24];
+                      } else {
+                        vErrors.push(err24);
+                      }
+                      errors++;
+                    }
+                    if (!pattern8.test(data11)) {
+                      const err25 = {
+                        instancePath: instancePath + '/spec/api/shortNames/' + i0,
+                        schemaPath:
+                          '#/properties/spec/properties/api/properties/shortNames/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[a-z][a-z0-9]*$' },
+                        message: 'must match pattern "' + '^[a-z][a-z0-9]*$' + '"',
+                        schema: '^[a-z][a-z0-9]*$',
+                        parentSchema:
+                          schema14.properties.spec.properties.api.properties.shortNames.items,
+                        data: data11,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err25];
+                      } else {
+                        vErrors.push(err25);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err26 = {
+                      instancePath: instancePath + '/spec/api/shortNames/' + i0,
+                      schemaPath:
+                        '#/properties/spec/properties/api/properties/shortNames/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema:
+                        schema14.properties.spec.properties.api.properties.shortNames.items.type,
+                      parentSchema:
+                        schema14.properties.spec.properties.api.properties.shortNames.items,
+                      data: data11,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err26];
+                    } else {
+                      vErrors.push(err26);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err27 = {
+                  instancePath: instancePath + '/spec/api/shortNames',
+                  schemaPath: '#/properties/spec/properties/api/properties/shortNames/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema14.properties.spec.properties.api.properties.shortNames.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.shortNames,
+                  data: data10,
+                };
+                if (vErrors === null) {
+                  vErrors = [err27];
+                } else {
+                  vErrors.push(err27);
+                }
+                errors++;
+              }
+            }
+            if (data4.categories !== undefined) {
+              let data12 = data4.categories;
+              if (Array.isArray(data12)) {
+                if (data12.length > 8) {
+                  const err28 = {
+                    instancePath: instancePath + '/spec/api/categories',
+                    schemaPath: '#/properties/spec/properties/api/properties/categories/maxItems',
+                    keyword: 'maxItems',
+                    params: { limit: 8 },
+                    message: 'must NOT have more than 8 items',
+                    schema: 8,
+                    parentSchema: schema14.properties.spec.properties.api.properties.categories,
+                    data: data12,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err28];
+                  } else {
+                    vErrors.push(err28);
+                  }
+                  errors++;
+                }
+                const len1 = data12.length;
+                for (let i1 = 0; i1 < len1; i1++) {
+                  let data13 = data12[i1];
+                  if (typeof data13 === 'string') {
+                    if (func2(data13) > 63) {
+                      const err29 = {
+                        instancePath: instancePath + '/spec/api/categories/' + i1,
+                        schemaPath:
+                          '#/properties/spec/properties/api/properties/categories/items/maxLength',
+                        keyword: 'maxLength',
+                        params: { limit: 63 },
+                        message: 'must NOT have more than 63 characters',
+                        schema: 63,
+                        parentSchema:
+                          schema14.properties.spec.properties.api.properties.categories.items,
+                        data: data13,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err29];
+                      } else {
+                        vErrors.push(err29);
+                      }
+                      errors++;
+                    }
+                    if (!pattern8.test(data13)) {
+                      const err30 = {
+                        instancePath: instancePath + '/spec/api/categories/' + i1,
+                        schemaPath:
+                          '#/properties/spec/properties/api/properties/categories/items/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[a-z][a-z0-9]*$' },
+                        message: 'must match pattern "' + '^[a-z][a-z0-9]*$' + '"',
+                        schema: '^[a-z][a-z0-9]*$',
+                        parentSchema:
+                          schema14.properties.spec.properties.api.properties.categories.items,
+                        data: data13,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err30];
+                      } else {
+                        vErrors.push(err30);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err31 = {
+                      instancePath: instancePath + '/spec/api/categories/' + i1,
+                      schemaPath:
+                        '#/properties/spec/properties/api/properties/categories/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema:
+                        schema14.properties.spec.properties.api.properties.categories.items.type,
+                      parentSchema:
+                        schema14.properties.spec.properties.api.properties.categories.items,
+                      data: data13,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err31];
+                    } else {
+                      vErrors.push(err31);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err32 = {
+                  instancePath: instancePath + '/spec/api/categories',
+                  schemaPath: '#/properties/spec/properties/api/properties/categories/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema14.properties.spec.properties.api.properties.categories.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.categories,
+                  data: data12,
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+            }
+            if (data4.printerColumns !== undefined) {
+              let data14 = data4.printerColumns;
+              if (Array.isArray(data14)) {
+                if (data14.length > 16) {
+                  const err33 = {
+                    instancePath: instancePath + '/spec/api/printerColumns',
+                    schemaPath:
+                      '#/properties/spec/properties/api/properties/printerColumns/maxItems',
+                    keyword: 'maxItems',
+                    params: { limit: 16 },
+                    message: 'must NOT have more than 16 items',
+                    schema: 16,
+                    parentSchema: schema14.properties.spec.properties.api.properties.printerColumns,
+                    data: data14,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err33];
+                  } else {
+                    vErrors.push(err33);
+                  }
+                  errors++;
+                }
+                const len2 = data14.length;
+                for (let i2 = 0; i2 < len2; i2++) {
+                  let data15 = data14[i2];
+                  if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
+                    if (data15.name === undefined) {
+                      const err34 = {
+                        instancePath: instancePath + '/spec/api/printerColumns/' + i2,
+                        schemaPath:
+                          '#/properties/spec/properties/api/properties/printerColumns/items/required',
+                        keyword: 'required',
+                        params: { missingProperty: 'name' },
+                        message: "must have required property '" + 'name' + "'",
+                        schema:
+                          schema14.properties.spec.properties.api.properties.printerColumns.items
+                            .required,
+                        parentSchema:
+                          schema14.properties.spec.properties.api.properties.printerColumns.items,
+                        data: data15,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err34];
+                      } else {
+                        vErrors.push(err34);
+                      }
+                      errors++;
+                    }
+                    if (data15.type === undefined) {
+                      const err35 = {
+                        instancePath: instancePath + '/spec/api/printerColumns/' + i2,
+                        schemaPath:
+                          '#/properties/spec/properties/api/properties/printerColumns/items/required',
+                        keyword: 'required',
+                        params: { missingProperty: 'type' },
+                        message: "must have required property '" + 'type' + "'",
+                        schema:
+                          schema14.properties.spec.properties.api.properties.printerColumns.items
+                            .required,
+                        parentSchema:
+                          schema14.properties.spec.properties.api.properties.printerColumns.items,
+                        data: data15,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err35];
+                      } else {
+                        vErrors.push(err35);
+                      }
+                      errors++;
+                    }
+                    if (data15.jsonPath === undefined) {
+                      const err36 = {
+                        instancePath: instancePath + '/spec/api/printerColumns/' + i2,
+                        schemaPath:
+                          '#/properties/spec/properties/api/properties/printerColumns/items/required',
+                        keyword: 'required',
+                        params: { missingProperty: 'jsonPath' },
+                        message: "must have required property '" + 'jsonPath' + "'",
+                        schema:
+                          schema14.properties.spec.properties.api.properties.printerColumns.items
+                            .required,
+                        parentSchema:
+                          schema14.properties.spec.properties.api.properties.printerColumns.items,
+                        data: data15,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err36];
+                      } else {
+                        vErrors.push(err36);
+                      }
+                      errors++;
+                    }
+                    if (data15.name !== undefined) {
+                      let data16 = data15.name;
+                      if (typeof data16 === 'string') {
+                        if (func2(data16) > 63) {
+                          const err37 = {
+                            instancePath: instancePath + '/spec/api/printerColumns/' + i2 + '/name',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/name/maxLength',
+                            keyword: 'maxLength',
+                            params: { limit: 63 },
+                            message: 'must NOT have more than 63 characters',
+                            schema: 63,
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.name,
+                            data: data16,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err37];
+                          } else {
+                            vErrors.push(err37);
+                          }
+                          errors++;
+                        }
+                        if (func2(data16) < 1) {
+                          const err38 = {
+                            instancePath: instancePath + '/spec/api/printerColumns/' + i2 + '/name',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/name/minLength',
+                            keyword: 'minLength',
+                            params: { limit: 1 },
+                            message: 'must NOT have fewer than 1 characters',
+                            schema: 1,
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.name,
+                            data: data16,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err38];
+                          } else {
+                            vErrors.push(err38);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err39 = {
+                          instancePath: instancePath + '/spec/api/printerColumns/' + i2 + '/name',
+                          schemaPath:
+                            '#/properties/spec/properties/api/properties/printerColumns/items/properties/name/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.name.type,
+                          parentSchema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.name,
+                          data: data16,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err39];
+                        } else {
+                          vErrors.push(err39);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data15.type !== undefined) {
+                      let data17 = data15.type;
+                      if (typeof data17 !== 'string') {
+                        const err40 = {
+                          instancePath: instancePath + '/spec/api/printerColumns/' + i2 + '/type',
+                          schemaPath:
+                            '#/properties/spec/properties/api/properties/printerColumns/items/properties/type/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.type.type,
+                          parentSchema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.type,
+                          data: data17,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err40];
+                        } else {
+                          vErrors.push(err40);
+                        }
+                        errors++;
+                      }
+                      if (!(
+                        data17 === 'integer' ||
+                        data17 === 'number' ||
+                        data17 === 'string' ||
+                        data17 === 'boolean' ||
+                        data17 === 'date'
+                      )) {
+                        const err41 = {
+                          instancePath: instancePath + '/spec/api/printerColumns/' + i2 + '/type',
+                          schemaPath:
+                            '#/properties/spec/properties/api/properties/printerColumns/items/properties/type/enum',
+                          keyword: 'enum',
+                          params: {
+                            allowedValues:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.type.enum,
+                          },
+                          message: 'must be equal to one of the allowed values',
+                          schema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.type.enum,
+                          parentSchema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.type,
+                          data: data17,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err41];
+                        } else {
+                          vErrors.push(err41);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data15.jsonPath !== undefined) {
+                      let data18 = data15.jsonPath;
+                      if (typeof data18 === 'string') {
+                        if (func2(data18) > 512) {
+                          const err42 = {
+                            instancePath:
+                              instancePath + '/spec/api/printerColumns/' + i2 + '/jsonPath',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/jsonPath/maxLength',
+                            keyword: 'maxLength',
+                            params: { limit: 512 },
+                            message: 'must NOT have more than 512 characters',
+                            schema: 512,
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.jsonPath,
+                            data: data18,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err42];
+                          } else {
+                            vErrors.push(err42);
+                          }
+                          errors++;
+                        }
+                        if (func2(data18) < 2) {
+                          const err43 = {
+                            instancePath:
+                              instancePath + '/spec/api/printerColumns/' + i2 + '/jsonPath',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/jsonPath/minLength',
+                            keyword: 'minLength',
+                            params: { limit: 2 },
+                            message: 'must NOT have fewer than 2 characters',
+                            schema: 2,
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.jsonPath,
+                            data: data18,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err43];
+                          } else {
+                            vErrors.push(err43);
+                          }
+                          errors++;
+                        }
+                        if (!pattern12.test(data18)) {
+                          const err44 = {
+                            instancePath:
+                              instancePath + '/spec/api/printerColumns/' + i2 + '/jsonPath',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/jsonPath/pattern',
+                            keyword: 'pattern',
+                            params: { pattern: '^\\.' },
+                            message: 'must match pattern "' + '^\\.' + '"',
+                            schema: '^\\.',
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.jsonPath,
+                            data: data18,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err44];
+                          } else {
+                            vErrors.push(err44);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err45 = {
+                          instancePath:
+                            instancePath + '/spec/api/printerColumns/' + i2 + '/jsonPath',
+                          schemaPath:
+                            '#/properties/spec/properties/api/properties/printerColumns/items/properties/jsonPath/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.jsonPath.type,
+                          parentSchema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.jsonPath,
+                          data: data18,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err45];
+                        } else {
+                          vErrors.push(err45);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data15.description !== undefined) {
+                      let data19 = data15.description;
+                      if (typeof data19 === 'string') {
+                        if (func2(data19) > 1024) {
+                          const err46 = {
+                            instancePath:
+                              instancePath + '/spec/api/printerColumns/' + i2 + '/description',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/description/maxLength',
+                            keyword: 'maxLength',
+                            params: { limit: 1024 },
+                            message: 'must NOT have more than 1024 characters',
+                            schema: 1024,
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.description,
+                            data: data19,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err46];
+                          } else {
+                            vErrors.push(err46);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err47 = {
+                          instancePath:
+                            instancePath + '/spec/api/printerColumns/' + i2 + '/description',
+                          schemaPath:
+                            '#/properties/spec/properties/api/properties/printerColumns/items/properties/description/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.description.type,
+                          parentSchema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.description,
+                          data: data19,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err47];
+                        } else {
+                          vErrors.push(err47);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data15.priority !== undefined) {
+                      let data20 = data15.priority;
+                      if (!(
+                        typeof data20 == 'number' &&
+                        !(data20 % 1) &&
+                        !isNaN(data20) &&
+                        isFinite(data20)
+                      )) {
+                        const err48 = {
+                          instancePath:
+                            instancePath + '/spec/api/printerColumns/' + i2 + '/priority',
+                          schemaPath:
+                            '#/properties/spec/properties/api/properties/printerColumns/items/properties/priority/type',
+                          keyword: 'type',
+                          params: { type: 'integer' },
+                          message: 'must be integer',
+                          schema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.priority.type,
+                          parentSchema:
+                            schema14.properties.spec.properties.api.properties.printerColumns.items
+                              .properties.priority,
+                          data: data20,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err48];
+                        } else {
+                          vErrors.push(err48);
+                        }
+                        errors++;
+                      }
+                      if (typeof data20 == 'number' && isFinite(data20)) {
+                        if (data20 > 10 || isNaN(data20)) {
+                          const err49 = {
+                            instancePath:
+                              instancePath + '/spec/api/printerColumns/' + i2 + '/priority',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/priority/maximum',
+                            keyword: 'maximum',
+                            params: { comparison: '<=', limit: 10 },
+                            message: 'must be <= 10',
+                            schema: 10,
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.priority,
+                            data: data20,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err49];
+                          } else {
+                            vErrors.push(err49);
+                          }
+                          errors++;
+                        }
+                        if (data20 < 0 || isNaN(data20)) {
+                          const err50 = {
+                            instancePath:
+                              instancePath + '/spec/api/printerColumns/' + i2 + '/priority',
+                            schemaPath:
+                              '#/properties/spec/properties/api/properties/printerColumns/items/properties/priority/minimum',
+                            keyword: 'minimum',
+                            params: { comparison: '>=', limit: 0 },
+                            message: 'must be >= 0',
+                            schema: 0,
+                            parentSchema:
+                              schema14.properties.spec.properties.api.properties.printerColumns
+                                .items.properties.priority,
+                            data: data20,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err50];
+                          } else {
+                            vErrors.push(err50);
+                          }
+                          errors++;
+                        }
+                      }
+                    }
+                  } else {
+                    const err51 = {
+                      instancePath: instancePath + '/spec/api/printerColumns/' + i2,
+                      schemaPath:
+                        '#/properties/spec/properties/api/properties/printerColumns/items/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema:
+                        schema14.properties.spec.properties.api.properties.printerColumns.items
+                          .type,
+                      parentSchema:
+                        schema14.properties.spec.properties.api.properties.printerColumns.items,
+                      data: data15,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err51];
+                    } else {
+                      vErrors.push(err51);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err52 = {
+                  instancePath: instancePath + '/spec/api/printerColumns',
+                  schemaPath: '#/properties/spec/properties/api/properties/printerColumns/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema14.properties.spec.properties.api.properties.printerColumns.type,
+                  parentSchema: schema14.properties.spec.properties.api.properties.printerColumns,
+                  data: data14,
+                };
+                if (vErrors === null) {
+                  vErrors = [err52];
+                } else {
+                  vErrors.push(err52);
+                }
+                errors++;
+              }
+            }
+            if (data4.aggregateToDefaultRoles !== undefined) {
+              let data21 = data4.aggregateToDefaultRoles;
+              if (typeof data21 !== 'boolean') {
+                const err53 = {
+                  instancePath: instancePath + '/spec/api/aggregateToDefaultRoles',
+                  schemaPath:
+                    '#/properties/spec/properties/api/properties/aggregateToDefaultRoles/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema:
+                    schema14.properties.spec.properties.api.properties.aggregateToDefaultRoles.type,
+                  parentSchema:
+                    schema14.properties.spec.properties.api.properties.aggregateToDefaultRoles,
+                  data: data21,
+                };
+                if (vErrors === null) {
+                  vErrors = [err53];
+                } else {
+                  vErrors.push(err53);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err7 = {
+            const err54 = {
+              instancePath: instancePath + '/spec/api',
+              schemaPath: '#/properties/spec/properties/api/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+              schema: schema14.properties.spec.properties.api.type,
+              parentSchema: schema14.properties.spec.properties.api,
+              data: data4,
+            };
+            if (vErrors === null) {
+              vErrors = [err54];
+            } else {
+              vErrors.push(err54);
+            }
+            errors++;
+          }
+        }
+        if (data3.handlebars !== undefined) {
+          let data22 = data3.handlebars;
+          if (typeof data22 === 'string') {
+            if (func2(data22) > 1048576) {
+              const err55 = {
+                instancePath: instancePath + '/spec/handlebars',
+                schemaPath: '#/properties/spec/properties/handlebars/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 1048576 },
+                message: 'must NOT have more than 1048576 characters',
+                schema: 1048576,
+                parentSchema: schema14.properties.spec.properties.handlebars,
+                data: data22,
+              };
+              if (vErrors === null) {
+                vErrors = [err55];
+              } else {
+                vErrors.push(err55);
+              }
+              errors++;
+            }
+            if (func2(data22) < 1) {
+              const err56 = {
+                instancePath: instancePath + '/spec/handlebars',
+                schemaPath: '#/properties/spec/properties/handlebars/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema14.properties.spec.properties.handlebars,
+                data: data22,
+              };
+              if (vErrors === null) {
+                vErrors = [err56];
+              } else {
+                vErrors.push(err56);
+              }
+              errors++;
+            }
+          } else {
+            const err57 = {
               instancePath: instancePath + '/spec/handlebars',
               schemaPath: '#/properties/spec/properties/handlebars/type',
               keyword: 'type',
@@ -9693,20 +10933,20 @@ function validate13(
               message: 'must be string',
               schema: schema14.properties.spec.properties.handlebars.type,
               parentSchema: schema14.properties.spec.properties.handlebars,
-              data: data4,
+              data: data22,
             };
             if (vErrors === null) {
-              vErrors = [err7];
+              vErrors = [err57];
             } else {
-              vErrors.push(err7);
+              vErrors.push(err57);
             }
             errors++;
           }
         }
         if (data3.parameters !== undefined) {
-          let data5 = data3.parameters;
-          for (const duplicate0 of keyword15(data5)) {
-            const err8 = {
+          let data23 = data3.parameters;
+          for (const duplicate0 of keyword15(data23)) {
+            const err58 = {
               instancePath: instancePath + '/spec/parameters',
               schemaPath: '#/properties/spec/properties/parameters/x-kubernetes-list-map-keys',
               keyword: 'x-kubernetes-list-map-keys',
@@ -9714,18 +10954,18 @@ function validate13(
               message: duplicate0.message,
               schema: schema14.properties.spec.properties.parameters['x-kubernetes-list-map-keys'],
               parentSchema: schema14.properties.spec.properties.parameters,
-              data: data5,
+              data: data23,
             };
             if (vErrors === null) {
-              vErrors = [err8];
+              vErrors = [err58];
             } else {
-              vErrors.push(err8);
+              vErrors.push(err58);
             }
             errors++;
           }
-          if (Array.isArray(data5)) {
-            if (data5.length > 256) {
-              const err9 = {
+          if (Array.isArray(data23)) {
+            if (data23.length > 256) {
+              const err59 = {
                 instancePath: instancePath + '/spec/parameters',
                 schemaPath: '#/properties/spec/properties/parameters/maxItems',
                 keyword: 'maxItems',
@@ -9733,21 +10973,21 @@ function validate13(
                 message: 'must NOT have more than 256 items',
                 schema: 256,
                 parentSchema: schema14.properties.spec.properties.parameters,
-                data: data5,
+                data: data23,
               };
               if (vErrors === null) {
-                vErrors = [err9];
+                vErrors = [err59];
               } else {
-                vErrors.push(err9);
+                vErrors.push(err59);
               }
               errors++;
             }
-            const len0 = data5.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              let data6 = data5[i0];
-              for (const message1 of keyword16(data6)) {
-                const err10 = {
-                  instancePath: instancePath + '/spec/parameters/' + i0,
+            const len3 = data23.length;
+            for (let i3 = 0; i3 < len3; i3++) {
+              let data24 = data23[i3];
+              for (const message1 of keyword16(data24)) {
+                const err60 = {
+                  instancePath: instancePath + '/spec/parameters/' + i3,
                   schemaPath:
                     '#/properties/spec/properties/parameters/items/x-kubernetes-validations',
                   keyword: 'x-kubernetes-validations',
@@ -9758,39 +10998,39 @@ function validate13(
                       'x-kubernetes-validations'
                     ],
                   parentSchema: schema14.properties.spec.properties.parameters.items,
-                  data: data6,
+                  data: data24,
                 };
                 if (vErrors === null) {
-                  vErrors = [err10];
+                  vErrors = [err60];
                 } else {
-                  vErrors.push(err10);
+                  vErrors.push(err60);
                 }
                 errors++;
               }
-              if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
-                if (data6.name === undefined) {
-                  const err11 = {
-                    instancePath: instancePath + '/spec/parameters/' + i0,
+              if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
+                if (data24.name === undefined) {
+                  const err61 = {
+                    instancePath: instancePath + '/spec/parameters/' + i3,
                     schemaPath: '#/properties/spec/properties/parameters/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'name' },
                     message: "must have required property '" + 'name' + "'",
                     schema: schema14.properties.spec.properties.parameters.items.required,
                     parentSchema: schema14.properties.spec.properties.parameters.items,
-                    data: data6,
+                    data: data24,
                   };
                   if (vErrors === null) {
-                    vErrors = [err11];
+                    vErrors = [err61];
                   } else {
-                    vErrors.push(err11);
+                    vErrors.push(err61);
                   }
                   errors++;
                 }
-                if (data6.name !== undefined) {
-                  let data7 = data6.name;
-                  for (const message2 of keyword17(data7)) {
-                    const err12 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/name',
+                if (data24.name !== undefined) {
+                  let data25 = data24.name;
+                  for (const message2 of keyword17(data25)) {
+                    const err62 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/name',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/name/x-kubernetes-validations',
                       keyword: 'x-kubernetes-validations',
@@ -9802,19 +11042,19 @@ function validate13(
                         ],
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.name,
-                      data: data7,
+                      data: data25,
                     };
                     if (vErrors === null) {
-                      vErrors = [err12];
+                      vErrors = [err62];
                     } else {
-                      vErrors.push(err12);
+                      vErrors.push(err62);
                     }
                     errors++;
                   }
-                  if (typeof data7 === 'string') {
-                    if (func2(data7) > 128) {
-                      const err13 = {
-                        instancePath: instancePath + '/spec/parameters/' + i0 + '/name',
+                  if (typeof data25 === 'string') {
+                    if (func2(data25) > 128) {
+                      const err63 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/name',
                         schemaPath:
                           '#/properties/spec/properties/parameters/items/properties/name/maxLength',
                         keyword: 'maxLength',
@@ -9823,18 +11063,18 @@ function validate13(
                         schema: 128,
                         parentSchema:
                           schema14.properties.spec.properties.parameters.items.properties.name,
-                        data: data7,
+                        data: data25,
                       };
                       if (vErrors === null) {
-                        vErrors = [err13];
+                        vErrors = [err63];
                       } else {
-                        vErrors.push(err13);
+                        vErrors.push(err63);
                       }
                       errors++;
                     }
-                    if (func2(data7) < 1) {
-                      const err14 = {
-                        instancePath: instancePath + '/spec/parameters/' + i0 + '/name',
+                    if (func2(data25) < 1) {
+                      const err64 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/name',
                         schemaPath:
                           '#/properties/spec/properties/parameters/items/properties/name/minLength',
                         keyword: 'minLength',
@@ -9843,18 +11083,18 @@ function validate13(
                         schema: 1,
                         parentSchema:
                           schema14.properties.spec.properties.parameters.items.properties.name,
-                        data: data7,
+                        data: data25,
                       };
                       if (vErrors === null) {
-                        vErrors = [err14];
+                        vErrors = [err64];
                       } else {
-                        vErrors.push(err14);
+                        vErrors.push(err64);
                       }
                       errors++;
                     }
-                    if (!pattern1.test(data7)) {
-                      const err15 = {
-                        instancePath: instancePath + '/spec/parameters/' + i0 + '/name',
+                    if (!pattern1.test(data25)) {
+                      const err65 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/name',
                         schemaPath:
                           '#/properties/spec/properties/parameters/items/properties/name/pattern',
                         keyword: 'pattern',
@@ -9863,18 +11103,18 @@ function validate13(
                         schema: '^[A-Za-z_][A-Za-z0-9_]*$',
                         parentSchema:
                           schema14.properties.spec.properties.parameters.items.properties.name,
-                        data: data7,
+                        data: data25,
                       };
                       if (vErrors === null) {
-                        vErrors = [err15];
+                        vErrors = [err65];
                       } else {
-                        vErrors.push(err15);
+                        vErrors.push(err65);
                       }
                       errors++;
                     }
                   } else {
-                    const err16 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/name',
+                    const err66 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/name',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/name/type',
                       keyword: 'type',
@@ -9884,21 +11124,21 @@ function validate13(
                         schema14.properties.spec.properties.parameters.items.properties.name.type,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.name,
-                      data: data7,
+                      data: data25,
                     };
                     if (vErrors === null) {
-                      vErrors = [err16];
+                      vErrors = [err66];
                     } else {
-                      vErrors.push(err16);
+                      vErrors.push(err66);
                     }
                     errors++;
                   }
                 }
-                if (data6.type !== undefined) {
-                  let data8 = data6.type;
-                  if (typeof data8 !== 'string') {
-                    const err17 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/type',
+                if (data24.type !== undefined) {
+                  let data26 = data24.type;
+                  if (typeof data26 !== 'string') {
+                    const err67 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/type',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/type/type',
                       keyword: 'type',
@@ -9908,24 +11148,24 @@ function validate13(
                         schema14.properties.spec.properties.parameters.items.properties.type.type,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.type,
-                      data: data8,
+                      data: data26,
                     };
                     if (vErrors === null) {
-                      vErrors = [err17];
+                      vErrors = [err67];
                     } else {
-                      vErrors.push(err17);
+                      vErrors.push(err67);
                     }
                     errors++;
                   }
                   if (!(
-                    data8 === 'string' ||
-                    data8 === 'number' ||
-                    data8 === 'bool' ||
-                    data8 === 'array' ||
-                    data8 === 'object'
+                    data26 === 'string' ||
+                    data26 === 'number' ||
+                    data26 === 'bool' ||
+                    data26 === 'array' ||
+                    data26 === 'object'
                   )) {
-                    const err18 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/type',
+                    const err68 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/type',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/type/enum',
                       keyword: 'enum',
@@ -9938,21 +11178,21 @@ function validate13(
                         schema14.properties.spec.properties.parameters.items.properties.type.enum,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.type,
-                      data: data8,
+                      data: data26,
                     };
                     if (vErrors === null) {
-                      vErrors = [err18];
+                      vErrors = [err68];
                     } else {
-                      vErrors.push(err18);
+                      vErrors.push(err68);
                     }
                     errors++;
                   }
                 }
-                if (data6.required !== undefined) {
-                  let data9 = data6.required;
-                  if (typeof data9 !== 'boolean') {
-                    const err19 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/required',
+                if (data24.required !== undefined) {
+                  let data27 = data24.required;
+                  if (typeof data27 !== 'boolean') {
+                    const err69 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/required',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/required/type',
                       keyword: 'type',
@@ -9963,21 +11203,21 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.required,
-                      data: data9,
+                      data: data27,
                     };
                     if (vErrors === null) {
-                      vErrors = [err19];
+                      vErrors = [err69];
                     } else {
-                      vErrors.push(err19);
+                      vErrors.push(err69);
                     }
                     errors++;
                   }
                 }
-                if (data6.disableOverride !== undefined) {
-                  let data10 = data6.disableOverride;
-                  if (typeof data10 !== 'boolean') {
-                    const err20 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/disableOverride',
+                if (data24.disableOverride !== undefined) {
+                  let data28 = data24.disableOverride;
+                  if (typeof data28 !== 'boolean') {
+                    const err70 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/disableOverride',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/disableOverride/type',
                       keyword: 'type',
@@ -9989,21 +11229,21 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties
                           .disableOverride,
-                      data: data10,
+                      data: data28,
                     };
                     if (vErrors === null) {
-                      vErrors = [err20];
+                      vErrors = [err70];
                     } else {
-                      vErrors.push(err20);
+                      vErrors.push(err70);
                     }
                     errors++;
                   }
                 }
-                if (data6.exposeInStatus !== undefined) {
-                  let data11 = data6.exposeInStatus;
-                  if (typeof data11 !== 'boolean') {
-                    const err21 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/exposeInStatus',
+                if (data24.exposeInStatus !== undefined) {
+                  let data29 = data24.exposeInStatus;
+                  if (typeof data29 !== 'boolean') {
+                    const err71 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/exposeInStatus',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/exposeInStatus/type',
                       keyword: 'type',
@@ -10015,22 +11255,22 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties
                           .exposeInStatus,
-                      data: data11,
+                      data: data29,
                     };
                     if (vErrors === null) {
-                      vErrors = [err21];
+                      vErrors = [err71];
                     } else {
-                      vErrors.push(err21);
+                      vErrors.push(err71);
                     }
                     errors++;
                   }
                 }
-                if (data6.description !== undefined) {
-                  let data12 = data6.description;
-                  if (typeof data12 === 'string') {
-                    if (func2(data12) > 4096) {
-                      const err22 = {
-                        instancePath: instancePath + '/spec/parameters/' + i0 + '/description',
+                if (data24.description !== undefined) {
+                  let data30 = data24.description;
+                  if (typeof data30 === 'string') {
+                    if (func2(data30) > 4096) {
+                      const err72 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/description',
                         schemaPath:
                           '#/properties/spec/properties/parameters/items/properties/description/maxLength',
                         keyword: 'maxLength',
@@ -10040,18 +11280,18 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.parameters.items.properties
                             .description,
-                        data: data12,
+                        data: data30,
                       };
                       if (vErrors === null) {
-                        vErrors = [err22];
+                        vErrors = [err72];
                       } else {
-                        vErrors.push(err22);
+                        vErrors.push(err72);
                       }
                       errors++;
                     }
                   } else {
-                    const err23 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/description',
+                    const err73 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/description',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/description/type',
                       keyword: 'type',
@@ -10062,21 +11302,21 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.description,
-                      data: data12,
+                      data: data30,
                     };
                     if (vErrors === null) {
-                      vErrors = [err23];
+                      vErrors = [err73];
                     } else {
-                      vErrors.push(err23);
+                      vErrors.push(err73);
                     }
                     errors++;
                   }
                 }
-                if (data6.merge !== undefined) {
-                  let data13 = data6.merge;
-                  if (typeof data13 !== 'string') {
-                    const err24 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/merge',
+                if (data24.merge !== undefined) {
+                  let data31 = data24.merge;
+                  if (typeof data31 !== 'string') {
+                    const err74 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/merge',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/merge/type',
                       keyword: 'type',
@@ -10086,18 +11326,18 @@ function validate13(
                         schema14.properties.spec.properties.parameters.items.properties.merge.type,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.merge,
-                      data: data13,
+                      data: data31,
                     };
                     if (vErrors === null) {
-                      vErrors = [err24];
+                      vErrors = [err74];
                     } else {
-                      vErrors.push(err24);
+                      vErrors.push(err74);
                     }
                     errors++;
                   }
-                  if (!(data13 === 'replace' || data13 === 'deep' || data13 === 'union-by-key')) {
-                    const err25 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/merge',
+                  if (!(data31 === 'replace' || data31 === 'deep' || data31 === 'union-by-key')) {
+                    const err75 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/merge',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/merge/enum',
                       keyword: 'enum',
@@ -10111,22 +11351,22 @@ function validate13(
                         schema14.properties.spec.properties.parameters.items.properties.merge.enum,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.merge,
-                      data: data13,
+                      data: data31,
                     };
                     if (vErrors === null) {
-                      vErrors = [err25];
+                      vErrors = [err75];
                     } else {
-                      vErrors.push(err25);
+                      vErrors.push(err75);
                     }
                     errors++;
                   }
                 }
-                if (data6.mergeKey !== undefined) {
-                  let data14 = data6.mergeKey;
-                  if (typeof data14 === 'string') {
-                    if (func2(data14) > 253) {
-                      const err26 = {
-                        instancePath: instancePath + '/spec/parameters/' + i0 + '/mergeKey',
+                if (data24.mergeKey !== undefined) {
+                  let data32 = data24.mergeKey;
+                  if (typeof data32 === 'string') {
+                    if (func2(data32) > 253) {
+                      const err76 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/mergeKey',
                         schemaPath:
                           '#/properties/spec/properties/parameters/items/properties/mergeKey/maxLength',
                         keyword: 'maxLength',
@@ -10135,18 +11375,18 @@ function validate13(
                         schema: 253,
                         parentSchema:
                           schema14.properties.spec.properties.parameters.items.properties.mergeKey,
-                        data: data14,
+                        data: data32,
                       };
                       if (vErrors === null) {
-                        vErrors = [err26];
+                        vErrors = [err76];
                       } else {
-                        vErrors.push(err26);
+                        vErrors.push(err76);
                       }
                       errors++;
                     }
-                    if (func2(data14) < 1) {
-                      const err27 = {
-                        instancePath: instancePath + '/spec/parameters/' + i0 + '/mergeKey',
+                    if (func2(data32) < 1) {
+                      const err77 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/mergeKey',
                         schemaPath:
                           '#/properties/spec/properties/parameters/items/properties/mergeKey/minLength',
                         keyword: 'minLength',
@@ -10155,18 +11395,18 @@ function validate13(
                         schema: 1,
                         parentSchema:
                           schema14.properties.spec.properties.parameters.items.properties.mergeKey,
-                        data: data14,
+                        data: data32,
                       };
                       if (vErrors === null) {
-                        vErrors = [err27];
+                        vErrors = [err77];
                       } else {
-                        vErrors.push(err27);
+                        vErrors.push(err77);
                       }
                       errors++;
                     }
                   } else {
-                    const err28 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/mergeKey',
+                    const err78 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/mergeKey',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/mergeKey/type',
                       keyword: 'type',
@@ -10177,21 +11417,21 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.mergeKey,
-                      data: data14,
+                      data: data32,
                     };
                     if (vErrors === null) {
-                      vErrors = [err28];
+                      vErrors = [err78];
                     } else {
-                      vErrors.push(err28);
+                      vErrors.push(err78);
                     }
                     errors++;
                   }
                 }
-                if (data6.encoding !== undefined) {
-                  let data15 = data6.encoding;
-                  if (typeof data15 !== 'string') {
-                    const err29 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/encoding',
+                if (data24.encoding !== undefined) {
+                  let data33 = data24.encoding;
+                  if (typeof data33 !== 'string') {
+                    const err79 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/encoding',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/encoding/type',
                       keyword: 'type',
@@ -10202,18 +11442,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.encoding,
-                      data: data15,
+                      data: data33,
                     };
                     if (vErrors === null) {
-                      vErrors = [err29];
+                      vErrors = [err79];
                     } else {
-                      vErrors.push(err29);
+                      vErrors.push(err79);
                     }
                     errors++;
                   }
-                  if (!(data15 === 'text' || data15 === 'base64')) {
-                    const err30 = {
-                      instancePath: instancePath + '/spec/parameters/' + i0 + '/encoding',
+                  if (!(data33 === 'text' || data33 === 'base64')) {
+                    const err80 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/encoding',
                       schemaPath:
                         '#/properties/spec/properties/parameters/items/properties/encoding/enum',
                       keyword: 'enum',
@@ -10228,37 +11468,362 @@ function validate13(
                           .enum,
                       parentSchema:
                         schema14.properties.spec.properties.parameters.items.properties.encoding,
-                      data: data15,
+                      data: data33,
                     };
                     if (vErrors === null) {
-                      vErrors = [err30];
+                      vErrors = [err80];
                     } else {
-                      vErrors.push(err30);
+                      vErrors.push(err80);
+                    }
+                    errors++;
+                  }
+                }
+                if (data24.enum !== undefined) {
+                  let data34 = data24.enum;
+                  if (Array.isArray(data34)) {
+                    if (data34.length > 256) {
+                      const err81 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/enum',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/enum/maxItems',
+                        keyword: 'maxItems',
+                        params: { limit: 256 },
+                        message: 'must NOT have more than 256 items',
+                        schema: 256,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.enum,
+                        data: data34,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err81];
+                      } else {
+                        vErrors.push(err81);
+                      }
+                      errors++;
+                    }
+                    if (data34.length < 1) {
+                      const err82 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/enum',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/enum/minItems',
+                        keyword: 'minItems',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 items',
+                        schema: 1,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.enum,
+                        data: data34,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err82];
+                      } else {
+                        vErrors.push(err82);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err83 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/enum',
+                      schemaPath:
+                        '#/properties/spec/properties/parameters/items/properties/enum/type',
+                      keyword: 'type',
+                      params: { type: 'array' },
+                      message: 'must be array',
+                      schema:
+                        schema14.properties.spec.properties.parameters.items.properties.enum.type,
+                      parentSchema:
+                        schema14.properties.spec.properties.parameters.items.properties.enum,
+                      data: data34,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err83];
+                    } else {
+                      vErrors.push(err83);
+                    }
+                    errors++;
+                  }
+                }
+                if (data24.pattern !== undefined) {
+                  let data35 = data24.pattern;
+                  if (typeof data35 === 'string') {
+                    if (func2(data35) > 1024) {
+                      const err84 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/pattern',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/pattern/maxLength',
+                        keyword: 'maxLength',
+                        params: { limit: 1024 },
+                        message: 'must NOT have more than 1024 characters',
+                        schema: 1024,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.pattern,
+                        data: data35,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err84];
+                      } else {
+                        vErrors.push(err84);
+                      }
+                      errors++;
+                    }
+                    if (func2(data35) < 1) {
+                      const err85 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/pattern',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/pattern/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.pattern,
+                        data: data35,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err85];
+                      } else {
+                        vErrors.push(err85);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err86 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/pattern',
+                      schemaPath:
+                        '#/properties/spec/properties/parameters/items/properties/pattern/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema:
+                        schema14.properties.spec.properties.parameters.items.properties.pattern
+                          .type,
+                      parentSchema:
+                        schema14.properties.spec.properties.parameters.items.properties.pattern,
+                      data: data35,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err86];
+                    } else {
+                      vErrors.push(err86);
+                    }
+                    errors++;
+                  }
+                }
+                if (data24.minLength !== undefined) {
+                  let data36 = data24.minLength;
+                  if (!(
+                    typeof data36 == 'number' &&
+                    !(data36 % 1) &&
+                    !isNaN(data36) &&
+                    isFinite(data36)
+                  )) {
+                    const err87 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/minLength',
+                      schemaPath:
+                        '#/properties/spec/properties/parameters/items/properties/minLength/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema:
+                        schema14.properties.spec.properties.parameters.items.properties.minLength
+                          .type,
+                      parentSchema:
+                        schema14.properties.spec.properties.parameters.items.properties.minLength,
+                      data: data36,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err87];
+                    } else {
+                      vErrors.push(err87);
+                    }
+                    errors++;
+                  }
+                  if (typeof data36 == 'number' && isFinite(data36)) {
+                    if (data36 > 1048576 || isNaN(data36)) {
+                      const err88 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/minLength',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/minLength/maximum',
+                        keyword: 'maximum',
+                        params: { comparison: '<=', limit: 1048576 },
+                        message: 'must be <= 1048576',
+                        schema: 1048576,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.minLength,
+                        data: data36,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err88];
+                      } else {
+                        vErrors.push(err88);
+                      }
+                      errors++;
+                    }
+                    if (data36 < 0 || isNaN(data36)) {
+                      const err89 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/minLength',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/minLength/minimum',
+                        keyword: 'minimum',
+                        params: { comparison: '>=', limit: 0 },
+                        message: 'must be >= 0',
+                        schema: 0,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.minLength,
+                        data: data36,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err89];
+                      } else {
+                        vErrors.push(err89);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data24.maxLength !== undefined) {
+                  let data37 = data24.maxLength;
+                  if (!(
+                    typeof data37 == 'number' &&
+                    !(data37 % 1) &&
+                    !isNaN(data37) &&
+                    isFinite(data37)
+                  )) {
+                    const err90 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/maxLength',
+                      schemaPath:
+                        '#/properties/spec/properties/parameters/items/properties/maxLength/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema:
+                        schema14.properties.spec.properties.parameters.items.properties.maxLength
+                          .type,
+                      parentSchema:
+                        schema14.properties.spec.properties.parameters.items.properties.maxLength,
+                      data: data37,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err90];
+                    } else {
+                      vErrors.push(err90);
+                    }
+                    errors++;
+                  }
+                  if (typeof data37 == 'number' && isFinite(data37)) {
+                    if (data37 > 1048576 || isNaN(data37)) {
+                      const err91 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/maxLength',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/maxLength/maximum',
+                        keyword: 'maximum',
+                        params: { comparison: '<=', limit: 1048576 },
+                        message: 'must be <= 1048576',
+                        schema: 1048576,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.maxLength,
+                        data: data37,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err91];
+                      } else {
+                        vErrors.push(err91);
+                      }
+                      errors++;
+                    }
+                    if (data37 < 0 || isNaN(data37)) {
+                      const err92 = {
+                        instancePath: instancePath + '/spec/parameters/' + i3 + '/maxLength',
+                        schemaPath:
+                          '#/properties/spec/properties/parameters/items/properties/maxLength/minimum',
+                        keyword: 'minimum',
+                        params: { comparison: '>=', limit: 0 },
+                        message: 'must be >= 0',
+                        schema: 0,
+                        parentSchema:
+                          schema14.properties.spec.properties.parameters.items.properties.maxLength,
+                        data: data37,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err92];
+                      } else {
+                        vErrors.push(err92);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data24.minimum !== undefined) {
+                  let data38 = data24.minimum;
+                  if (!(typeof data38 == 'number' && isFinite(data38))) {
+                    const err93 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/minimum',
+                      schemaPath:
+                        '#/properties/spec/properties/parameters/items/properties/minimum/type',
+                      keyword: 'type',
+                      params: { type: 'number' },
+                      message: 'must be number',
+                      schema:
+                        schema14.properties.spec.properties.parameters.items.properties.minimum
+                          .type,
+                      parentSchema:
+                        schema14.properties.spec.properties.parameters.items.properties.minimum,
+                      data: data38,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err93];
+                    } else {
+                      vErrors.push(err93);
+                    }
+                    errors++;
+                  }
+                }
+                if (data24.maximum !== undefined) {
+                  let data39 = data24.maximum;
+                  if (!(typeof data39 == 'number' && isFinite(data39))) {
+                    const err94 = {
+                      instancePath: instancePath + '/spec/parameters/' + i3 + '/maximum',
+                      schemaPath:
+                        '#/properties/spec/properties/parameters/items/properties/maximum/type',
+                      keyword: 'type',
+                      params: { type: 'number' },
+                      message: 'must be number',
+                      schema:
+                        schema14.properties.spec.properties.parameters.items.properties.maximum
+                          .type,
+                      parentSchema:
+                        schema14.properties.spec.properties.parameters.items.properties.maximum,
+                      data: data39,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err94];
+                    } else {
+                      vErrors.push(err94);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err31 = {
-                  instancePath: instancePath + '/spec/parameters/' + i0,
+                const err95 = {
+                  instancePath: instancePath + '/spec/parameters/' + i3,
                   schemaPath: '#/properties/spec/properties/parameters/items/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
                   schema: schema14.properties.spec.properties.parameters.items.type,
                   parentSchema: schema14.properties.spec.properties.parameters.items,
-                  data: data6,
+                  data: data24,
                 };
                 if (vErrors === null) {
-                  vErrors = [err31];
+                  vErrors = [err95];
                 } else {
-                  vErrors.push(err31);
+                  vErrors.push(err95);
                 }
                 errors++;
               }
             }
           } else {
-            const err32 = {
+            const err96 = {
               instancePath: instancePath + '/spec/parameters',
               schemaPath: '#/properties/spec/properties/parameters/type',
               keyword: 'type',
@@ -10266,29 +11831,29 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.spec.properties.parameters.type,
               parentSchema: schema14.properties.spec.properties.parameters,
-              data: data5,
+              data: data23,
             };
             if (vErrors === null) {
-              vErrors = [err32];
+              vErrors = [err96];
             } else {
-              vErrors.push(err32);
+              vErrors.push(err96);
             }
             errors++;
           }
         }
         if (data3.targetNamespaces !== undefined) {
-          let data16 = data3.targetNamespaces;
-          if (data16 && typeof data16 == 'object' && !Array.isArray(data16)) {
-            if (data16.explicit !== undefined) {
-              let data17 = data16.explicit;
-              if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-                if (data17.allow !== undefined) {
-                  let data18 = data17.allow;
-                  if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
-                    if (data18.literal !== undefined) {
-                      let data19 = data18.literal;
-                      for (const message3 of keyword18(data19)) {
-                        const err33 = {
+          let data40 = data3.targetNamespaces;
+          if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
+            if (data40.explicit !== undefined) {
+              let data41 = data40.explicit;
+              if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
+                if (data41.allow !== undefined) {
+                  let data42 = data41.allow;
+                  if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
+                    if (data42.literal !== undefined) {
+                      let data43 = data42.literal;
+                      for (const message3 of keyword18(data43)) {
+                        const err97 = {
                           instancePath:
                             instancePath + '/spec/targetNamespaces/explicit/allow/literal',
                           schemaPath:
@@ -10302,18 +11867,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.targetNamespaces.properties.explicit
                               .properties.allow.properties.literal,
-                          data: data19,
+                          data: data43,
                         };
                         if (vErrors === null) {
-                          vErrors = [err33];
+                          vErrors = [err97];
                         } else {
-                          vErrors.push(err33);
+                          vErrors.push(err97);
                         }
                         errors++;
                       }
-                      if (Array.isArray(data19)) {
-                        if (data19.length > 1024) {
-                          const err34 = {
+                      if (Array.isArray(data43)) {
+                        if (data43.length > 1024) {
+                          const err98 = {
                             instancePath:
                               instancePath + '/spec/targetNamespaces/explicit/allow/literal',
                             schemaPath:
@@ -10325,25 +11890,25 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.targetNamespaces.properties
                                 .explicit.properties.allow.properties.literal,
-                            data: data19,
+                            data: data43,
                           };
                           if (vErrors === null) {
-                            vErrors = [err34];
+                            vErrors = [err98];
                           } else {
-                            vErrors.push(err34);
+                            vErrors.push(err98);
                           }
                           errors++;
                         }
-                        const len1 = data19.length;
-                        for (let i1 = 0; i1 < len1; i1++) {
-                          let data20 = data19[i1];
-                          if (typeof data20 === 'string') {
-                            if (func2(data20) > 63) {
-                              const err35 = {
+                        const len4 = data43.length;
+                        for (let i4 = 0; i4 < len4; i4++) {
+                          let data44 = data43[i4];
+                          if (typeof data44 === 'string') {
+                            if (func2(data44) > 63) {
+                              const err99 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/targetNamespaces/explicit/allow/literal/' +
-                                  i1,
+                                  i4,
                                 schemaPath:
                                   '#/properties/spec/properties/targetNamespaces/properties/explicit/properties/allow/properties/literal/items/maxLength',
                                 keyword: 'maxLength',
@@ -10353,21 +11918,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.targetNamespaces.properties
                                     .explicit.properties.allow.properties.literal.items,
-                                data: data20,
+                                data: data44,
                               };
                               if (vErrors === null) {
-                                vErrors = [err35];
+                                vErrors = [err99];
                               } else {
-                                vErrors.push(err35);
+                                vErrors.push(err99);
                               }
                               errors++;
                             }
-                            if (func2(data20) < 1) {
-                              const err36 = {
+                            if (func2(data44) < 1) {
+                              const err100 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/targetNamespaces/explicit/allow/literal/' +
-                                  i1,
+                                  i4,
                                 schemaPath:
                                   '#/properties/spec/properties/targetNamespaces/properties/explicit/properties/allow/properties/literal/items/minLength',
                                 keyword: 'minLength',
@@ -10377,21 +11942,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.targetNamespaces.properties
                                     .explicit.properties.allow.properties.literal.items,
-                                data: data20,
+                                data: data44,
                               };
                               if (vErrors === null) {
-                                vErrors = [err36];
+                                vErrors = [err100];
                               } else {
-                                vErrors.push(err36);
+                                vErrors.push(err100);
                               }
                               errors++;
                             }
                           } else {
-                            const err37 = {
+                            const err101 = {
                               instancePath:
                                 instancePath +
                                 '/spec/targetNamespaces/explicit/allow/literal/' +
-                                i1,
+                                i4,
                               schemaPath:
                                 '#/properties/spec/properties/targetNamespaces/properties/explicit/properties/allow/properties/literal/items/type',
                               keyword: 'type',
@@ -10403,18 +11968,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.targetNamespaces.properties
                                   .explicit.properties.allow.properties.literal.items,
-                              data: data20,
+                              data: data44,
                             };
                             if (vErrors === null) {
-                              vErrors = [err37];
+                              vErrors = [err101];
                             } else {
-                              vErrors.push(err37);
+                              vErrors.push(err101);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err38 = {
+                        const err102 = {
                           instancePath:
                             instancePath + '/spec/targetNamespaces/explicit/allow/literal',
                           schemaPath:
@@ -10428,18 +11993,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.targetNamespaces.properties.explicit
                               .properties.allow.properties.literal,
-                          data: data19,
+                          data: data43,
                         };
                         if (vErrors === null) {
-                          vErrors = [err38];
+                          vErrors = [err102];
                         } else {
-                          vErrors.push(err38);
+                          vErrors.push(err102);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err39 = {
+                    const err103 = {
                       instancePath: instancePath + '/spec/targetNamespaces/explicit/allow',
                       schemaPath:
                         '#/properties/spec/properties/targetNamespaces/properties/explicit/properties/allow/type',
@@ -10452,18 +12017,18 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.targetNamespaces.properties.explicit
                           .properties.allow,
-                      data: data18,
+                      data: data42,
                     };
                     if (vErrors === null) {
-                      vErrors = [err39];
+                      vErrors = [err103];
                     } else {
-                      vErrors.push(err39);
+                      vErrors.push(err103);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err40 = {
+                const err104 = {
                   instancePath: instancePath + '/spec/targetNamespaces/explicit',
                   schemaPath:
                     '#/properties/spec/properties/targetNamespaces/properties/explicit/type',
@@ -10474,26 +12039,26 @@ function validate13(
                     schema14.properties.spec.properties.targetNamespaces.properties.explicit.type,
                   parentSchema:
                     schema14.properties.spec.properties.targetNamespaces.properties.explicit,
-                  data: data17,
+                  data: data41,
                 };
                 if (vErrors === null) {
-                  vErrors = [err40];
+                  vErrors = [err104];
                 } else {
-                  vErrors.push(err40);
+                  vErrors.push(err104);
                 }
                 errors++;
               }
             }
-            if (data16.selector !== undefined) {
-              let data21 = data16.selector;
-              if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
-                if (data21.matchLabels !== undefined) {
-                  let data22 = data21.matchLabels;
-                  if (data22 && typeof data22 == 'object' && !Array.isArray(data22)) {
-                    for (const key0 in data22) {
-                      let data23 = data22[key0];
-                      if (typeof data23 !== 'string') {
-                        const err41 = {
+            if (data40.selector !== undefined) {
+              let data45 = data40.selector;
+              if (data45 && typeof data45 == 'object' && !Array.isArray(data45)) {
+                if (data45.matchLabels !== undefined) {
+                  let data46 = data45.matchLabels;
+                  if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
+                    for (const key0 in data46) {
+                      let data47 = data46[key0];
+                      if (typeof data47 !== 'string') {
+                        const err105 = {
                           instancePath:
                             instancePath +
                             '/spec/targetNamespaces/selector/matchLabels/' +
@@ -10509,18 +12074,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.targetNamespaces.properties.selector
                               .properties.matchLabels.additionalProperties,
-                          data: data23,
+                          data: data47,
                         };
                         if (vErrors === null) {
-                          vErrors = [err41];
+                          vErrors = [err105];
                         } else {
-                          vErrors.push(err41);
+                          vErrors.push(err105);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err42 = {
+                    const err106 = {
                       instancePath: instancePath + '/spec/targetNamespaces/selector/matchLabels',
                       schemaPath:
                         '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchLabels/type',
@@ -10533,29 +12098,29 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.targetNamespaces.properties.selector
                           .properties.matchLabels,
-                      data: data22,
+                      data: data46,
                     };
                     if (vErrors === null) {
-                      vErrors = [err42];
+                      vErrors = [err106];
                     } else {
-                      vErrors.push(err42);
+                      vErrors.push(err106);
                     }
                     errors++;
                   }
                 }
-                if (data21.matchExpressions !== undefined) {
-                  let data24 = data21.matchExpressions;
-                  if (Array.isArray(data24)) {
-                    const len2 = data24.length;
-                    for (let i2 = 0; i2 < len2; i2++) {
-                      let data25 = data24[i2];
-                      if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
-                        if (data25.key === undefined) {
-                          const err43 = {
+                if (data45.matchExpressions !== undefined) {
+                  let data48 = data45.matchExpressions;
+                  if (Array.isArray(data48)) {
+                    const len5 = data48.length;
+                    for (let i5 = 0; i5 < len5; i5++) {
+                      let data49 = data48[i5];
+                      if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+                        if (data49.key === undefined) {
+                          const err107 = {
                             instancePath:
                               instancePath +
                               '/spec/targetNamespaces/selector/matchExpressions/' +
-                              i2,
+                              i5,
                             schemaPath:
                               '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/required',
                             keyword: 'required',
@@ -10567,21 +12132,21 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.targetNamespaces.properties
                                 .selector.properties.matchExpressions.items,
-                            data: data25,
+                            data: data49,
                           };
                           if (vErrors === null) {
-                            vErrors = [err43];
+                            vErrors = [err107];
                           } else {
-                            vErrors.push(err43);
+                            vErrors.push(err107);
                           }
                           errors++;
                         }
-                        if (data25.operator === undefined) {
-                          const err44 = {
+                        if (data49.operator === undefined) {
+                          const err108 = {
                             instancePath:
                               instancePath +
                               '/spec/targetNamespaces/selector/matchExpressions/' +
-                              i2,
+                              i5,
                             schemaPath:
                               '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/required',
                             keyword: 'required',
@@ -10593,23 +12158,23 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.targetNamespaces.properties
                                 .selector.properties.matchExpressions.items,
-                            data: data25,
+                            data: data49,
                           };
                           if (vErrors === null) {
-                            vErrors = [err44];
+                            vErrors = [err108];
                           } else {
-                            vErrors.push(err44);
+                            vErrors.push(err108);
                           }
                           errors++;
                         }
-                        if (data25.key !== undefined) {
-                          let data26 = data25.key;
-                          if (typeof data26 !== 'string') {
-                            const err45 = {
+                        if (data49.key !== undefined) {
+                          let data50 = data49.key;
+                          if (typeof data50 !== 'string') {
+                            const err109 = {
                               instancePath:
                                 instancePath +
                                 '/spec/targetNamespaces/selector/matchExpressions/' +
-                                i2 +
+                                i5 +
                                 '/key',
                               schemaPath:
                                 '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/properties/key/type',
@@ -10622,24 +12187,24 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.targetNamespaces.properties
                                   .selector.properties.matchExpressions.items.properties.key,
-                              data: data26,
+                              data: data50,
                             };
                             if (vErrors === null) {
-                              vErrors = [err45];
+                              vErrors = [err109];
                             } else {
-                              vErrors.push(err45);
+                              vErrors.push(err109);
                             }
                             errors++;
                           }
                         }
-                        if (data25.operator !== undefined) {
-                          let data27 = data25.operator;
-                          if (typeof data27 !== 'string') {
-                            const err46 = {
+                        if (data49.operator !== undefined) {
+                          let data51 = data49.operator;
+                          if (typeof data51 !== 'string') {
+                            const err110 = {
                               instancePath:
                                 instancePath +
                                 '/spec/targetNamespaces/selector/matchExpressions/' +
-                                i2 +
+                                i5 +
                                 '/operator',
                               schemaPath:
                                 '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/properties/operator/type',
@@ -10653,26 +12218,26 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.targetNamespaces.properties
                                   .selector.properties.matchExpressions.items.properties.operator,
-                              data: data27,
+                              data: data51,
                             };
                             if (vErrors === null) {
-                              vErrors = [err46];
+                              vErrors = [err110];
                             } else {
-                              vErrors.push(err46);
+                              vErrors.push(err110);
                             }
                             errors++;
                           }
                           if (!(
-                            data27 === 'In' ||
-                            data27 === 'NotIn' ||
-                            data27 === 'Exists' ||
-                            data27 === 'DoesNotExist'
+                            data51 === 'In' ||
+                            data51 === 'NotIn' ||
+                            data51 === 'Exists' ||
+                            data51 === 'DoesNotExist'
                           )) {
-                            const err47 = {
+                            const err111 = {
                               instancePath:
                                 instancePath +
                                 '/spec/targetNamespaces/selector/matchExpressions/' +
-                                i2 +
+                                i5 +
                                 '/operator',
                               schemaPath:
                                 '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/properties/operator/enum',
@@ -10691,30 +12256,30 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.targetNamespaces.properties
                                   .selector.properties.matchExpressions.items.properties.operator,
-                              data: data27,
+                              data: data51,
                             };
                             if (vErrors === null) {
-                              vErrors = [err47];
+                              vErrors = [err111];
                             } else {
-                              vErrors.push(err47);
+                              vErrors.push(err111);
                             }
                             errors++;
                           }
                         }
-                        if (data25.values !== undefined) {
-                          let data28 = data25.values;
-                          if (Array.isArray(data28)) {
-                            const len3 = data28.length;
-                            for (let i3 = 0; i3 < len3; i3++) {
-                              let data29 = data28[i3];
-                              if (typeof data29 !== 'string') {
-                                const err48 = {
+                        if (data49.values !== undefined) {
+                          let data52 = data49.values;
+                          if (Array.isArray(data52)) {
+                            const len6 = data52.length;
+                            for (let i6 = 0; i6 < len6; i6++) {
+                              let data53 = data52[i6];
+                              if (typeof data53 !== 'string') {
+                                const err112 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/targetNamespaces/selector/matchExpressions/' +
-                                    i2 +
+                                    i5 +
                                     '/values/' +
-                                    i3,
+                                    i6,
                                   schemaPath:
                                     '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/properties/values/items/type',
                                   keyword: 'type',
@@ -10728,22 +12293,22 @@ function validate13(
                                     schema14.properties.spec.properties.targetNamespaces.properties
                                       .selector.properties.matchExpressions.items.properties.values
                                       .items,
-                                  data: data29,
+                                  data: data53,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err48];
+                                  vErrors = [err112];
                                 } else {
-                                  vErrors.push(err48);
+                                  vErrors.push(err112);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err49 = {
+                            const err113 = {
                               instancePath:
                                 instancePath +
                                 '/spec/targetNamespaces/selector/matchExpressions/' +
-                                i2 +
+                                i5 +
                                 '/values',
                               schemaPath:
                                 '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/properties/values/type',
@@ -10757,20 +12322,20 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.targetNamespaces.properties
                                   .selector.properties.matchExpressions.items.properties.values,
-                              data: data28,
+                              data: data52,
                             };
                             if (vErrors === null) {
-                              vErrors = [err49];
+                              vErrors = [err113];
                             } else {
-                              vErrors.push(err49);
+                              vErrors.push(err113);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err50 = {
+                        const err114 = {
                           instancePath:
-                            instancePath + '/spec/targetNamespaces/selector/matchExpressions/' + i2,
+                            instancePath + '/spec/targetNamespaces/selector/matchExpressions/' + i5,
                           schemaPath:
                             '#/properties/spec/properties/targetNamespaces/properties/selector/properties/matchExpressions/items/type',
                           keyword: 'type',
@@ -10782,18 +12347,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.targetNamespaces.properties.selector
                               .properties.matchExpressions.items,
-                          data: data25,
+                          data: data49,
                         };
                         if (vErrors === null) {
-                          vErrors = [err50];
+                          vErrors = [err114];
                         } else {
-                          vErrors.push(err50);
+                          vErrors.push(err114);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err51 = {
+                    const err115 = {
                       instancePath:
                         instancePath + '/spec/targetNamespaces/selector/matchExpressions',
                       schemaPath:
@@ -10807,18 +12372,18 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.targetNamespaces.properties.selector
                           .properties.matchExpressions,
-                      data: data24,
+                      data: data48,
                     };
                     if (vErrors === null) {
-                      vErrors = [err51];
+                      vErrors = [err115];
                     } else {
-                      vErrors.push(err51);
+                      vErrors.push(err115);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err52 = {
+                const err116 = {
                   instancePath: instancePath + '/spec/targetNamespaces/selector',
                   schemaPath:
                     '#/properties/spec/properties/targetNamespaces/properties/selector/type',
@@ -10829,18 +12394,18 @@ function validate13(
                     schema14.properties.spec.properties.targetNamespaces.properties.selector.type,
                   parentSchema:
                     schema14.properties.spec.properties.targetNamespaces.properties.selector,
-                  data: data21,
+                  data: data45,
                 };
                 if (vErrors === null) {
-                  vErrors = [err52];
+                  vErrors = [err116];
                 } else {
-                  vErrors.push(err52);
+                  vErrors.push(err116);
                 }
                 errors++;
               }
             }
           } else {
-            const err53 = {
+            const err117 = {
               instancePath: instancePath + '/spec/targetNamespaces',
               schemaPath: '#/properties/spec/properties/targetNamespaces/type',
               keyword: 'type',
@@ -10848,23 +12413,23 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.spec.properties.targetNamespaces.type,
               parentSchema: schema14.properties.spec.properties.targetNamespaces,
-              data: data16,
+              data: data40,
             };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err117];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err117);
             }
             errors++;
           }
         }
         if (data3.sync !== undefined) {
-          let data30 = data3.sync;
-          if (data30 && typeof data30 == 'object' && !Array.isArray(data30)) {
-            if (data30.mode !== undefined) {
-              let data31 = data30.mode;
-              if (typeof data31 !== 'string') {
-                const err54 = {
+          let data54 = data3.sync;
+          if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+            if (data54.mode !== undefined) {
+              let data55 = data54.mode;
+              if (typeof data55 !== 'string') {
+                const err118 = {
                   instancePath: instancePath + '/spec/sync/mode',
                   schemaPath: '#/properties/spec/properties/sync/properties/mode/type',
                   keyword: 'type',
@@ -10872,17 +12437,17 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.spec.properties.sync.properties.mode.type,
                   parentSchema: schema14.properties.spec.properties.sync.properties.mode,
-                  data: data31,
+                  data: data55,
                 };
                 if (vErrors === null) {
-                  vErrors = [err54];
+                  vErrors = [err118];
                 } else {
-                  vErrors.push(err54);
+                  vErrors.push(err118);
                 }
                 errors++;
               }
-              if (!(data31 === 'off' || data31 === 'revert' || data31 === 'strict')) {
-                const err55 = {
+              if (!(data55 === 'off' || data55 === 'revert' || data55 === 'strict')) {
+                const err119 = {
                   instancePath: instancePath + '/spec/sync/mode',
                   schemaPath: '#/properties/spec/properties/sync/properties/mode/enum',
                   keyword: 'enum',
@@ -10892,21 +12457,21 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.spec.properties.sync.properties.mode.enum,
                   parentSchema: schema14.properties.spec.properties.sync.properties.mode,
-                  data: data31,
+                  data: data55,
                 };
                 if (vErrors === null) {
-                  vErrors = [err55];
+                  vErrors = [err119];
                 } else {
-                  vErrors.push(err55);
+                  vErrors.push(err119);
                 }
                 errors++;
               }
             }
-            if (data30.ignoreFields !== undefined) {
-              let data32 = data30.ignoreFields;
-              if (Array.isArray(data32)) {
-                if (data32.length > 64) {
-                  const err56 = {
+            if (data54.ignoreFields !== undefined) {
+              let data56 = data54.ignoreFields;
+              if (Array.isArray(data56)) {
+                if (data56.length > 64) {
+                  const err120 = {
                     instancePath: instancePath + '/spec/sync/ignoreFields',
                     schemaPath:
                       '#/properties/spec/properties/sync/properties/ignoreFields/maxItems',
@@ -10915,22 +12480,22 @@ function validate13(
                     message: 'must NOT have more than 64 items',
                     schema: 64,
                     parentSchema: schema14.properties.spec.properties.sync.properties.ignoreFields,
-                    data: data32,
+                    data: data56,
                   };
                   if (vErrors === null) {
-                    vErrors = [err56];
+                    vErrors = [err120];
                   } else {
-                    vErrors.push(err56);
+                    vErrors.push(err120);
                   }
                   errors++;
                 }
-                const len4 = data32.length;
-                for (let i4 = 0; i4 < len4; i4++) {
-                  let data33 = data32[i4];
-                  if (typeof data33 === 'string') {
-                    if (func2(data33) > 512) {
-                      const err57 = {
-                        instancePath: instancePath + '/spec/sync/ignoreFields/' + i4,
+                const len7 = data56.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data57 = data56[i7];
+                  if (typeof data57 === 'string') {
+                    if (func2(data57) > 512) {
+                      const err121 = {
+                        instancePath: instancePath + '/spec/sync/ignoreFields/' + i7,
                         schemaPath:
                           '#/properties/spec/properties/sync/properties/ignoreFields/items/maxLength',
                         keyword: 'maxLength',
@@ -10939,18 +12504,18 @@ function validate13(
                         schema: 512,
                         parentSchema:
                           schema14.properties.spec.properties.sync.properties.ignoreFields.items,
-                        data: data33,
+                        data: data57,
                       };
                       if (vErrors === null) {
-                        vErrors = [err57];
+                        vErrors = [err121];
                       } else {
-                        vErrors.push(err57);
+                        vErrors.push(err121);
                       }
                       errors++;
                     }
-                    if (func2(data33) < 1) {
-                      const err58 = {
-                        instancePath: instancePath + '/spec/sync/ignoreFields/' + i4,
+                    if (func2(data57) < 1) {
+                      const err122 = {
+                        instancePath: instancePath + '/spec/sync/ignoreFields/' + i7,
                         schemaPath:
                           '#/properties/spec/properties/sync/properties/ignoreFields/items/minLength',
                         keyword: 'minLength',
@@ -10959,18 +12524,18 @@ function validate13(
                         schema: 1,
                         parentSchema:
                           schema14.properties.spec.properties.sync.properties.ignoreFields.items,
-                        data: data33,
+                        data: data57,
                       };
                       if (vErrors === null) {
-                        vErrors = [err58];
+                        vErrors = [err122];
                       } else {
-                        vErrors.push(err58);
+                        vErrors.push(err122);
                       }
                       errors++;
                     }
                   } else {
-                    const err59 = {
-                      instancePath: instancePath + '/spec/sync/ignoreFields/' + i4,
+                    const err123 = {
+                      instancePath: instancePath + '/spec/sync/ignoreFields/' + i7,
                       schemaPath:
                         '#/properties/spec/properties/sync/properties/ignoreFields/items/type',
                       keyword: 'type',
@@ -10980,18 +12545,18 @@ function validate13(
                         schema14.properties.spec.properties.sync.properties.ignoreFields.items.type,
                       parentSchema:
                         schema14.properties.spec.properties.sync.properties.ignoreFields.items,
-                      data: data33,
+                      data: data57,
                     };
                     if (vErrors === null) {
-                      vErrors = [err59];
+                      vErrors = [err123];
                     } else {
-                      vErrors.push(err59);
+                      vErrors.push(err123);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err60 = {
+                const err124 = {
                   instancePath: instancePath + '/spec/sync/ignoreFields',
                   schemaPath: '#/properties/spec/properties/sync/properties/ignoreFields/type',
                   keyword: 'type',
@@ -10999,18 +12564,18 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.spec.properties.sync.properties.ignoreFields.type,
                   parentSchema: schema14.properties.spec.properties.sync.properties.ignoreFields,
-                  data: data32,
+                  data: data56,
                 };
                 if (vErrors === null) {
-                  vErrors = [err60];
+                  vErrors = [err124];
                 } else {
-                  vErrors.push(err60);
+                  vErrors.push(err124);
                 }
                 errors++;
               }
             }
           } else {
-            const err61 = {
+            const err125 = {
               instancePath: instancePath + '/spec/sync',
               schemaPath: '#/properties/spec/properties/sync/type',
               keyword: 'type',
@@ -11018,21 +12583,21 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.spec.properties.sync.type,
               parentSchema: schema14.properties.spec.properties.sync,
-              data: data30,
+              data: data54,
             };
             if (vErrors === null) {
-              vErrors = [err61];
+              vErrors = [err125];
             } else {
-              vErrors.push(err61);
+              vErrors.push(err125);
             }
             errors++;
           }
         }
         if (data3.sourceNamespaces !== undefined) {
-          let data34 = data3.sourceNamespaces;
-          if (Array.isArray(data34)) {
-            if (data34.length > 256) {
-              const err62 = {
+          let data58 = data3.sourceNamespaces;
+          if (Array.isArray(data58)) {
+            if (data58.length > 256) {
+              const err126 = {
                 instancePath: instancePath + '/spec/sourceNamespaces',
                 schemaPath: '#/properties/spec/properties/sourceNamespaces/maxItems',
                 keyword: 'maxItems',
@@ -11040,76 +12605,76 @@ function validate13(
                 message: 'must NOT have more than 256 items',
                 schema: 256,
                 parentSchema: schema14.properties.spec.properties.sourceNamespaces,
-                data: data34,
+                data: data58,
               };
               if (vErrors === null) {
-                vErrors = [err62];
+                vErrors = [err126];
               } else {
-                vErrors.push(err62);
+                vErrors.push(err126);
               }
               errors++;
             }
-            const len5 = data34.length;
-            for (let i5 = 0; i5 < len5; i5++) {
-              let data35 = data34[i5];
-              if (typeof data35 === 'string') {
-                if (func2(data35) > 63) {
-                  const err63 = {
-                    instancePath: instancePath + '/spec/sourceNamespaces/' + i5,
+            const len8 = data58.length;
+            for (let i8 = 0; i8 < len8; i8++) {
+              let data59 = data58[i8];
+              if (typeof data59 === 'string') {
+                if (func2(data59) > 63) {
+                  const err127 = {
+                    instancePath: instancePath + '/spec/sourceNamespaces/' + i8,
                     schemaPath: '#/properties/spec/properties/sourceNamespaces/items/maxLength',
                     keyword: 'maxLength',
                     params: { limit: 63 },
                     message: 'must NOT have more than 63 characters',
                     schema: 63,
                     parentSchema: schema14.properties.spec.properties.sourceNamespaces.items,
-                    data: data35,
+                    data: data59,
                   };
                   if (vErrors === null) {
-                    vErrors = [err63];
+                    vErrors = [err127];
                   } else {
-                    vErrors.push(err63);
+                    vErrors.push(err127);
                   }
                   errors++;
                 }
-                if (func2(data35) < 1) {
-                  const err64 = {
-                    instancePath: instancePath + '/spec/sourceNamespaces/' + i5,
+                if (func2(data59) < 1) {
+                  const err128 = {
+                    instancePath: instancePath + '/spec/sourceNamespaces/' + i8,
                     schemaPath: '#/properties/spec/properties/sourceNamespaces/items/minLength',
                     keyword: 'minLength',
                     params: { limit: 1 },
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema14.properties.spec.properties.sourceNamespaces.items,
-                    data: data35,
+                    data: data59,
                   };
                   if (vErrors === null) {
-                    vErrors = [err64];
+                    vErrors = [err128];
                   } else {
-                    vErrors.push(err64);
+                    vErrors.push(err128);
                   }
                   errors++;
                 }
               } else {
-                const err65 = {
-                  instancePath: instancePath + '/spec/sourceNamespaces/' + i5,
+                const err129 = {
+                  instancePath: instancePath + '/spec/sourceNamespaces/' + i8,
                   schemaPath: '#/properties/spec/properties/sourceNamespaces/items/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
                   schema: schema14.properties.spec.properties.sourceNamespaces.items.type,
                   parentSchema: schema14.properties.spec.properties.sourceNamespaces.items,
-                  data: data35,
+                  data: data59,
                 };
                 if (vErrors === null) {
-                  vErrors = [err65];
+                  vErrors = [err129];
                 } else {
-                  vErrors.push(err65);
+                  vErrors.push(err129);
                 }
                 errors++;
               }
             }
           } else {
-            const err66 = {
+            const err130 = {
               instancePath: instancePath + '/spec/sourceNamespaces',
               schemaPath: '#/properties/spec/properties/sourceNamespaces/type',
               keyword: 'type',
@@ -11117,21 +12682,21 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.spec.properties.sourceNamespaces.type,
               parentSchema: schema14.properties.spec.properties.sourceNamespaces,
-              data: data34,
+              data: data58,
             };
             if (vErrors === null) {
-              vErrors = [err66];
+              vErrors = [err130];
             } else {
-              vErrors.push(err66);
+              vErrors.push(err130);
             }
             errors++;
           }
         }
         if (data3.sources !== undefined) {
-          let data36 = data3.sources;
-          if (Array.isArray(data36)) {
-            if (data36.length > 256) {
-              const err67 = {
+          let data60 = data3.sources;
+          if (Array.isArray(data60)) {
+            if (data60.length > 256) {
+              const err131 = {
                 instancePath: instancePath + '/spec/sources',
                 schemaPath: '#/properties/spec/properties/sources/maxItems',
                 keyword: 'maxItems',
@@ -11139,21 +12704,21 @@ function validate13(
                 message: 'must NOT have more than 256 items',
                 schema: 256,
                 parentSchema: schema14.properties.spec.properties.sources,
-                data: data36,
+                data: data60,
               };
               if (vErrors === null) {
-                vErrors = [err67];
+                vErrors = [err131];
               } else {
-                vErrors.push(err67);
+                vErrors.push(err131);
               }
               errors++;
             }
-            const len6 = data36.length;
-            for (let i6 = 0; i6 < len6; i6++) {
-              let data37 = data36[i6];
-              for (const message4 of keyword19(data37)) {
-                const err68 = {
-                  instancePath: instancePath + '/spec/sources/' + i6,
+            const len9 = data60.length;
+            for (let i9 = 0; i9 < len9; i9++) {
+              let data61 = data60[i9];
+              for (const message4 of keyword19(data61)) {
+                const err132 = {
+                  instancePath: instancePath + '/spec/sources/' + i9,
                   schemaPath: '#/properties/spec/properties/sources/items/x-kubernetes-validations',
                   keyword: 'x-kubernetes-validations',
                   params: {},
@@ -11161,40 +12726,40 @@ function validate13(
                   schema:
                     schema14.properties.spec.properties.sources.items['x-kubernetes-validations'],
                   parentSchema: schema14.properties.spec.properties.sources.items,
-                  data: data37,
+                  data: data61,
                 };
                 if (vErrors === null) {
-                  vErrors = [err68];
+                  vErrors = [err132];
                 } else {
-                  vErrors.push(err68);
+                  vErrors.push(err132);
                 }
                 errors++;
               }
-              if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
-                if (data37.kind === undefined) {
-                  const err69 = {
-                    instancePath: instancePath + '/spec/sources/' + i6,
+              if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
+                if (data61.kind === undefined) {
+                  const err133 = {
+                    instancePath: instancePath + '/spec/sources/' + i9,
                     schemaPath: '#/properties/spec/properties/sources/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'kind' },
                     message: "must have required property '" + 'kind' + "'",
                     schema: schema14.properties.spec.properties.sources.items.required,
                     parentSchema: schema14.properties.spec.properties.sources.items,
-                    data: data37,
+                    data: data61,
                   };
                   if (vErrors === null) {
-                    vErrors = [err69];
+                    vErrors = [err133];
                   } else {
-                    vErrors.push(err69);
+                    vErrors.push(err133);
                   }
                   errors++;
                 }
-                if (data37.apiVersion !== undefined) {
-                  let data38 = data37.apiVersion;
-                  if (typeof data38 === 'string') {
-                    if (func2(data38) > 253) {
-                      const err70 = {
-                        instancePath: instancePath + '/spec/sources/' + i6 + '/apiVersion',
+                if (data61.apiVersion !== undefined) {
+                  let data62 = data61.apiVersion;
+                  if (typeof data62 === 'string') {
+                    if (func2(data62) > 253) {
+                      const err134 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/apiVersion',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/apiVersion/maxLength',
                         keyword: 'maxLength',
@@ -11203,18 +12768,18 @@ function validate13(
                         schema: 253,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.apiVersion,
-                        data: data38,
+                        data: data62,
                       };
                       if (vErrors === null) {
-                        vErrors = [err70];
+                        vErrors = [err134];
                       } else {
-                        vErrors.push(err70);
+                        vErrors.push(err134);
                       }
                       errors++;
                     }
-                    if (func2(data38) < 1) {
-                      const err71 = {
-                        instancePath: instancePath + '/spec/sources/' + i6 + '/apiVersion',
+                    if (func2(data62) < 1) {
+                      const err135 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/apiVersion',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/apiVersion/minLength',
                         keyword: 'minLength',
@@ -11223,18 +12788,18 @@ function validate13(
                         schema: 1,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.apiVersion,
-                        data: data38,
+                        data: data62,
                       };
                       if (vErrors === null) {
-                        vErrors = [err71];
+                        vErrors = [err135];
                       } else {
-                        vErrors.push(err71);
+                        vErrors.push(err135);
                       }
                       errors++;
                     }
                   } else {
-                    const err72 = {
-                      instancePath: instancePath + '/spec/sources/' + i6 + '/apiVersion',
+                    const err136 = {
+                      instancePath: instancePath + '/spec/sources/' + i9 + '/apiVersion',
                       schemaPath:
                         '#/properties/spec/properties/sources/items/properties/apiVersion/type',
                       keyword: 'type',
@@ -11245,22 +12810,22 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.sources.items.properties.apiVersion,
-                      data: data38,
+                      data: data62,
                     };
                     if (vErrors === null) {
-                      vErrors = [err72];
+                      vErrors = [err136];
                     } else {
-                      vErrors.push(err72);
+                      vErrors.push(err136);
                     }
                     errors++;
                   }
                 }
-                if (data37.kind !== undefined) {
-                  let data39 = data37.kind;
-                  if (typeof data39 === 'string') {
-                    if (func2(data39) > 63) {
-                      const err73 = {
-                        instancePath: instancePath + '/spec/sources/' + i6 + '/kind',
+                if (data61.kind !== undefined) {
+                  let data63 = data61.kind;
+                  if (typeof data63 === 'string') {
+                    if (func2(data63) > 63) {
+                      const err137 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/kind/maxLength',
                         keyword: 'maxLength',
@@ -11269,18 +12834,18 @@ function validate13(
                         schema: 63,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.kind,
-                        data: data39,
+                        data: data63,
                       };
                       if (vErrors === null) {
-                        vErrors = [err73];
+                        vErrors = [err137];
                       } else {
-                        vErrors.push(err73);
+                        vErrors.push(err137);
                       }
                       errors++;
                     }
-                    if (func2(data39) < 1) {
-                      const err74 = {
-                        instancePath: instancePath + '/spec/sources/' + i6 + '/kind',
+                    if (func2(data63) < 1) {
+                      const err138 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/kind/minLength',
                         keyword: 'minLength',
@@ -11289,18 +12854,18 @@ function validate13(
                         schema: 1,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.kind,
-                        data: data39,
+                        data: data63,
                       };
                       if (vErrors === null) {
-                        vErrors = [err74];
+                        vErrors = [err138];
                       } else {
-                        vErrors.push(err74);
+                        vErrors.push(err138);
                       }
                       errors++;
                     }
                   } else {
-                    const err75 = {
-                      instancePath: instancePath + '/spec/sources/' + i6 + '/kind',
+                    const err139 = {
+                      instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
                       schemaPath: '#/properties/spec/properties/sources/items/properties/kind/type',
                       keyword: 'type',
                       params: { type: 'string' },
@@ -11309,22 +12874,22 @@ function validate13(
                         schema14.properties.spec.properties.sources.items.properties.kind.type,
                       parentSchema:
                         schema14.properties.spec.properties.sources.items.properties.kind,
-                      data: data39,
+                      data: data63,
                     };
                     if (vErrors === null) {
-                      vErrors = [err75];
+                      vErrors = [err139];
                     } else {
-                      vErrors.push(err75);
+                      vErrors.push(err139);
                     }
                     errors++;
                   }
                 }
-                if (data37.name !== undefined) {
-                  let data40 = data37.name;
-                  if (typeof data40 === 'string') {
-                    if (func2(data40) > 253) {
-                      const err76 = {
-                        instancePath: instancePath + '/spec/sources/' + i6 + '/name',
+                if (data61.name !== undefined) {
+                  let data64 = data61.name;
+                  if (typeof data64 === 'string') {
+                    if (func2(data64) > 253) {
+                      const err140 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/name',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/name/maxLength',
                         keyword: 'maxLength',
@@ -11333,18 +12898,18 @@ function validate13(
                         schema: 253,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.name,
-                        data: data40,
+                        data: data64,
                       };
                       if (vErrors === null) {
-                        vErrors = [err76];
+                        vErrors = [err140];
                       } else {
-                        vErrors.push(err76);
+                        vErrors.push(err140);
                       }
                       errors++;
                     }
-                    if (func2(data40) < 1) {
-                      const err77 = {
-                        instancePath: instancePath + '/spec/sources/' + i6 + '/name',
+                    if (func2(data64) < 1) {
+                      const err141 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/name',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/name/minLength',
                         keyword: 'minLength',
@@ -11353,18 +12918,18 @@ function validate13(
                         schema: 1,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.name,
-                        data: data40,
+                        data: data64,
                       };
                       if (vErrors === null) {
-                        vErrors = [err77];
+                        vErrors = [err141];
                       } else {
-                        vErrors.push(err77);
+                        vErrors.push(err141);
                       }
                       errors++;
                     }
                   } else {
-                    const err78 = {
-                      instancePath: instancePath + '/spec/sources/' + i6 + '/name',
+                    const err142 = {
+                      instancePath: instancePath + '/spec/sources/' + i9 + '/name',
                       schemaPath: '#/properties/spec/properties/sources/items/properties/name/type',
                       keyword: 'type',
                       params: { type: 'string' },
@@ -11373,30 +12938,30 @@ function validate13(
                         schema14.properties.spec.properties.sources.items.properties.name.type,
                       parentSchema:
                         schema14.properties.spec.properties.sources.items.properties.name,
-                      data: data40,
+                      data: data64,
                     };
                     if (vErrors === null) {
-                      vErrors = [err78];
+                      vErrors = [err142];
                     } else {
-                      vErrors.push(err78);
+                      vErrors.push(err142);
                     }
                     errors++;
                   }
                 }
-                if (data37.selector !== undefined) {
-                  let data41 = data37.selector;
-                  if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
-                    if (data41.matchLabels !== undefined) {
-                      let data42 = data41.matchLabels;
-                      if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-                        for (const key1 in data42) {
-                          let data43 = data42[key1];
-                          if (typeof data43 !== 'string') {
-                            const err79 = {
+                if (data61.selector !== undefined) {
+                  let data65 = data61.selector;
+                  if (data65 && typeof data65 == 'object' && !Array.isArray(data65)) {
+                    if (data65.matchLabels !== undefined) {
+                      let data66 = data65.matchLabels;
+                      if (data66 && typeof data66 == 'object' && !Array.isArray(data66)) {
+                        for (const key1 in data66) {
+                          let data67 = data66[key1];
+                          if (typeof data67 !== 'string') {
+                            const err143 = {
                               instancePath:
                                 instancePath +
                                 '/spec/sources/' +
-                                i6 +
+                                i9 +
                                 '/selector/matchLabels/' +
                                 key1.replace(/~/g, '~0').replace(/\//g, '~1'),
                               schemaPath:
@@ -11410,20 +12975,20 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.sources.items.properties
                                   .selector.properties.matchLabels.additionalProperties,
-                              data: data43,
+                              data: data67,
                             };
                             if (vErrors === null) {
-                              vErrors = [err79];
+                              vErrors = [err143];
                             } else {
-                              vErrors.push(err79);
+                              vErrors.push(err143);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err80 = {
+                        const err144 = {
                           instancePath:
-                            instancePath + '/spec/sources/' + i6 + '/selector/matchLabels',
+                            instancePath + '/spec/sources/' + i9 + '/selector/matchLabels',
                           schemaPath:
                             '#/properties/spec/properties/sources/items/properties/selector/properties/matchLabels/type',
                           keyword: 'type',
@@ -11435,31 +13000,31 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.sources.items.properties.selector
                               .properties.matchLabels,
-                          data: data42,
+                          data: data66,
                         };
                         if (vErrors === null) {
-                          vErrors = [err80];
+                          vErrors = [err144];
                         } else {
-                          vErrors.push(err80);
+                          vErrors.push(err144);
                         }
                         errors++;
                       }
                     }
-                    if (data41.matchExpressions !== undefined) {
-                      let data44 = data41.matchExpressions;
-                      if (Array.isArray(data44)) {
-                        const len7 = data44.length;
-                        for (let i7 = 0; i7 < len7; i7++) {
-                          let data45 = data44[i7];
-                          if (data45 && typeof data45 == 'object' && !Array.isArray(data45)) {
-                            if (data45.key === undefined) {
-                              const err81 = {
+                    if (data65.matchExpressions !== undefined) {
+                      let data68 = data65.matchExpressions;
+                      if (Array.isArray(data68)) {
+                        const len10 = data68.length;
+                        for (let i10 = 0; i10 < len10; i10++) {
+                          let data69 = data68[i10];
+                          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
+                            if (data69.key === undefined) {
+                              const err145 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/sources/' +
-                                  i6 +
+                                  i9 +
                                   '/selector/matchExpressions/' +
-                                  i7,
+                                  i10,
                                 schemaPath:
                                   '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/required',
                                 keyword: 'required',
@@ -11471,23 +13036,23 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.sources.items.properties
                                     .selector.properties.matchExpressions.items,
-                                data: data45,
+                                data: data69,
                               };
                               if (vErrors === null) {
-                                vErrors = [err81];
+                                vErrors = [err145];
                               } else {
-                                vErrors.push(err81);
+                                vErrors.push(err145);
                               }
                               errors++;
                             }
-                            if (data45.operator === undefined) {
-                              const err82 = {
+                            if (data69.operator === undefined) {
+                              const err146 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/sources/' +
-                                  i6 +
+                                  i9 +
                                   '/selector/matchExpressions/' +
-                                  i7,
+                                  i10,
                                 schemaPath:
                                   '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/required',
                                 keyword: 'required',
@@ -11499,25 +13064,25 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.sources.items.properties
                                     .selector.properties.matchExpressions.items,
-                                data: data45,
+                                data: data69,
                               };
                               if (vErrors === null) {
-                                vErrors = [err82];
+                                vErrors = [err146];
                               } else {
-                                vErrors.push(err82);
+                                vErrors.push(err146);
                               }
                               errors++;
                             }
-                            if (data45.key !== undefined) {
-                              let data46 = data45.key;
-                              if (typeof data46 !== 'string') {
-                                const err83 = {
+                            if (data69.key !== undefined) {
+                              let data70 = data69.key;
+                              if (typeof data70 !== 'string') {
+                                const err147 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
-                                    i6 +
+                                    i9 +
                                     '/selector/matchExpressions/' +
-                                    i7 +
+                                    i10 +
                                     '/key',
                                   schemaPath:
                                     '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/properties/key/type',
@@ -11531,26 +13096,26 @@ function validate13(
                                   parentSchema:
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties.key,
-                                  data: data46,
+                                  data: data70,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err83];
+                                  vErrors = [err147];
                                 } else {
-                                  vErrors.push(err83);
+                                  vErrors.push(err147);
                                 }
                                 errors++;
                               }
                             }
-                            if (data45.operator !== undefined) {
-                              let data47 = data45.operator;
-                              if (typeof data47 !== 'string') {
-                                const err84 = {
+                            if (data69.operator !== undefined) {
+                              let data71 = data69.operator;
+                              if (typeof data71 !== 'string') {
+                                const err148 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
-                                    i6 +
+                                    i9 +
                                     '/selector/matchExpressions/' +
-                                    i7 +
+                                    i10 +
                                     '/operator',
                                   schemaPath:
                                     '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/properties/operator/type',
@@ -11565,28 +13130,28 @@ function validate13(
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties
                                       .operator,
-                                  data: data47,
+                                  data: data71,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err84];
+                                  vErrors = [err148];
                                 } else {
-                                  vErrors.push(err84);
+                                  vErrors.push(err148);
                                 }
                                 errors++;
                               }
                               if (!(
-                                data47 === 'In' ||
-                                data47 === 'NotIn' ||
-                                data47 === 'Exists' ||
-                                data47 === 'DoesNotExist'
+                                data71 === 'In' ||
+                                data71 === 'NotIn' ||
+                                data71 === 'Exists' ||
+                                data71 === 'DoesNotExist'
                               )) {
-                                const err85 = {
+                                const err149 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
-                                    i6 +
+                                    i9 +
                                     '/selector/matchExpressions/' +
-                                    i7 +
+                                    i10 +
                                     '/operator',
                                   schemaPath:
                                     '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/properties/operator/enum',
@@ -11606,32 +13171,32 @@ function validate13(
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties
                                       .operator,
-                                  data: data47,
+                                  data: data71,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err85];
+                                  vErrors = [err149];
                                 } else {
-                                  vErrors.push(err85);
+                                  vErrors.push(err149);
                                 }
                                 errors++;
                               }
                             }
-                            if (data45.values !== undefined) {
-                              let data48 = data45.values;
-                              if (Array.isArray(data48)) {
-                                const len8 = data48.length;
-                                for (let i8 = 0; i8 < len8; i8++) {
-                                  let data49 = data48[i8];
-                                  if (typeof data49 !== 'string') {
-                                    const err86 = {
+                            if (data69.values !== undefined) {
+                              let data72 = data69.values;
+                              if (Array.isArray(data72)) {
+                                const len11 = data72.length;
+                                for (let i11 = 0; i11 < len11; i11++) {
+                                  let data73 = data72[i11];
+                                  if (typeof data73 !== 'string') {
+                                    const err150 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/sources/' +
-                                        i6 +
+                                        i9 +
                                         '/selector/matchExpressions/' +
-                                        i7 +
+                                        i10 +
                                         '/values/' +
-                                        i8,
+                                        i11,
                                       schemaPath:
                                         '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/properties/values/items/type',
                                       keyword: 'type',
@@ -11645,24 +13210,24 @@ function validate13(
                                         schema14.properties.spec.properties.sources.items.properties
                                           .selector.properties.matchExpressions.items.properties
                                           .values.items,
-                                      data: data49,
+                                      data: data73,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err86];
+                                      vErrors = [err150];
                                     } else {
-                                      vErrors.push(err86);
+                                      vErrors.push(err150);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err87 = {
+                                const err151 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
-                                    i6 +
+                                    i9 +
                                     '/selector/matchExpressions/' +
-                                    i7 +
+                                    i10 +
                                     '/values',
                                   schemaPath:
                                     '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/properties/values/type',
@@ -11676,24 +13241,24 @@ function validate13(
                                   parentSchema:
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties.values,
-                                  data: data48,
+                                  data: data72,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err87];
+                                  vErrors = [err151];
                                 } else {
-                                  vErrors.push(err87);
+                                  vErrors.push(err151);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err88 = {
+                            const err152 = {
                               instancePath:
                                 instancePath +
                                 '/spec/sources/' +
-                                i6 +
+                                i9 +
                                 '/selector/matchExpressions/' +
-                                i7,
+                                i10,
                               schemaPath:
                                 '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/items/type',
                               keyword: 'type',
@@ -11705,20 +13270,20 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.sources.items.properties
                                   .selector.properties.matchExpressions.items,
-                              data: data45,
+                              data: data69,
                             };
                             if (vErrors === null) {
-                              vErrors = [err88];
+                              vErrors = [err152];
                             } else {
-                              vErrors.push(err88);
+                              vErrors.push(err152);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err89 = {
+                        const err153 = {
                           instancePath:
-                            instancePath + '/spec/sources/' + i6 + '/selector/matchExpressions',
+                            instancePath + '/spec/sources/' + i9 + '/selector/matchExpressions',
                           schemaPath:
                             '#/properties/spec/properties/sources/items/properties/selector/properties/matchExpressions/type',
                           keyword: 'type',
@@ -11730,19 +13295,19 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.sources.items.properties.selector
                               .properties.matchExpressions,
-                          data: data44,
+                          data: data68,
                         };
                         if (vErrors === null) {
-                          vErrors = [err89];
+                          vErrors = [err153];
                         } else {
-                          vErrors.push(err89);
+                          vErrors.push(err153);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err90 = {
-                      instancePath: instancePath + '/spec/sources/' + i6 + '/selector',
+                    const err154 = {
+                      instancePath: instancePath + '/spec/sources/' + i9 + '/selector',
                       schemaPath:
                         '#/properties/spec/properties/sources/items/properties/selector/type',
                       keyword: 'type',
@@ -11752,37 +13317,37 @@ function validate13(
                         schema14.properties.spec.properties.sources.items.properties.selector.type,
                       parentSchema:
                         schema14.properties.spec.properties.sources.items.properties.selector,
-                      data: data41,
+                      data: data65,
                     };
                     if (vErrors === null) {
-                      vErrors = [err90];
+                      vErrors = [err154];
                     } else {
-                      vErrors.push(err90);
+                      vErrors.push(err154);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err91 = {
-                  instancePath: instancePath + '/spec/sources/' + i6,
+                const err155 = {
+                  instancePath: instancePath + '/spec/sources/' + i9,
                   schemaPath: '#/properties/spec/properties/sources/items/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
                   schema: schema14.properties.spec.properties.sources.items.type,
                   parentSchema: schema14.properties.spec.properties.sources.items,
-                  data: data37,
+                  data: data61,
                 };
                 if (vErrors === null) {
-                  vErrors = [err91];
+                  vErrors = [err155];
                 } else {
-                  vErrors.push(err91);
+                  vErrors.push(err155);
                 }
                 errors++;
               }
             }
           } else {
-            const err92 = {
+            const err156 = {
               instancePath: instancePath + '/spec/sources',
               schemaPath: '#/properties/spec/properties/sources/type',
               keyword: 'type',
@@ -11790,20 +13355,20 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.spec.properties.sources.type,
               parentSchema: schema14.properties.spec.properties.sources,
-              data: data36,
+              data: data60,
             };
             if (vErrors === null) {
-              vErrors = [err92];
+              vErrors = [err156];
             } else {
-              vErrors.push(err92);
+              vErrors.push(err156);
             }
             errors++;
           }
         }
         if (data3.allowCrossNamespaceResources !== undefined) {
-          let data50 = data3.allowCrossNamespaceResources;
-          if (typeof data50 !== 'boolean') {
-            const err93 = {
+          let data74 = data3.allowCrossNamespaceResources;
+          if (typeof data74 !== 'boolean') {
+            const err157 = {
               instancePath: instancePath + '/spec/allowCrossNamespaceResources',
               schemaPath: '#/properties/spec/properties/allowCrossNamespaceResources/type',
               keyword: 'type',
@@ -11811,20 +13376,20 @@ function validate13(
               message: 'must be boolean',
               schema: schema14.properties.spec.properties.allowCrossNamespaceResources.type,
               parentSchema: schema14.properties.spec.properties.allowCrossNamespaceResources,
-              data: data50,
+              data: data74,
             };
             if (vErrors === null) {
-              vErrors = [err93];
+              vErrors = [err157];
             } else {
-              vErrors.push(err93);
+              vErrors.push(err157);
             }
             errors++;
           }
         }
         if (data3.allowClusterScopedResources !== undefined) {
-          let data51 = data3.allowClusterScopedResources;
-          if (typeof data51 !== 'boolean') {
-            const err94 = {
+          let data75 = data3.allowClusterScopedResources;
+          if (typeof data75 !== 'boolean') {
+            const err158 = {
               instancePath: instancePath + '/spec/allowClusterScopedResources',
               schemaPath: '#/properties/spec/properties/allowClusterScopedResources/type',
               keyword: 'type',
@@ -11832,21 +13397,21 @@ function validate13(
               message: 'must be boolean',
               schema: schema14.properties.spec.properties.allowClusterScopedResources.type,
               parentSchema: schema14.properties.spec.properties.allowClusterScopedResources,
-              data: data51,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err94];
+              vErrors = [err158];
             } else {
-              vErrors.push(err94);
+              vErrors.push(err158);
             }
             errors++;
           }
         }
         if (data3.migrations !== undefined) {
-          let data52 = data3.migrations;
-          if (Array.isArray(data52)) {
-            if (data52.length > 64) {
-              const err95 = {
+          let data76 = data3.migrations;
+          if (Array.isArray(data76)) {
+            if (data76.length > 64) {
+              const err159 = {
                 instancePath: instancePath + '/spec/migrations',
                 schemaPath: '#/properties/spec/properties/migrations/maxItems',
                 keyword: 'maxItems',
@@ -11854,21 +13419,21 @@ function validate13(
                 message: 'must NOT have more than 64 items',
                 schema: 64,
                 parentSchema: schema14.properties.spec.properties.migrations,
-                data: data52,
+                data: data76,
               };
               if (vErrors === null) {
-                vErrors = [err95];
+                vErrors = [err159];
               } else {
-                vErrors.push(err95);
+                vErrors.push(err159);
               }
               errors++;
             }
-            const len9 = data52.length;
-            for (let i9 = 0; i9 < len9; i9++) {
-              let data53 = data52[i9];
-              for (const message5 of keyword20(data53)) {
-                const err96 = {
-                  instancePath: instancePath + '/spec/migrations/' + i9,
+            const len12 = data76.length;
+            for (let i12 = 0; i12 < len12; i12++) {
+              let data77 = data76[i12];
+              for (const message5 of keyword20(data77)) {
+                const err160 = {
+                  instancePath: instancePath + '/spec/migrations/' + i12,
                   schemaPath:
                     '#/properties/spec/properties/migrations/items/x-kubernetes-validations',
                   keyword: 'x-kubernetes-validations',
@@ -11879,22 +13444,22 @@ function validate13(
                       'x-kubernetes-validations'
                     ],
                   parentSchema: schema14.properties.spec.properties.migrations.items,
-                  data: data53,
+                  data: data77,
                 };
                 if (vErrors === null) {
-                  vErrors = [err96];
+                  vErrors = [err160];
                 } else {
-                  vErrors.push(err96);
+                  vErrors.push(err160);
                 }
                 errors++;
               }
-              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                if (data53.renameParameter !== undefined) {
-                  let data54 = data53.renameParameter;
-                  if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-                    if (data54.from === undefined) {
-                      const err97 = {
-                        instancePath: instancePath + '/spec/migrations/' + i9 + '/renameParameter',
+              if (data77 && typeof data77 == 'object' && !Array.isArray(data77)) {
+                if (data77.renameParameter !== undefined) {
+                  let data78 = data77.renameParameter;
+                  if (data78 && typeof data78 == 'object' && !Array.isArray(data78)) {
+                    if (data78.from === undefined) {
+                      const err161 = {
+                        instancePath: instancePath + '/spec/migrations/' + i12 + '/renameParameter',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameParameter/required',
                         keyword: 'required',
@@ -11906,18 +13471,18 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameParameter,
-                        data: data54,
+                        data: data78,
                       };
                       if (vErrors === null) {
-                        vErrors = [err97];
+                        vErrors = [err161];
                       } else {
-                        vErrors.push(err97);
+                        vErrors.push(err161);
                       }
                       errors++;
                     }
-                    if (data54.to === undefined) {
-                      const err98 = {
-                        instancePath: instancePath + '/spec/migrations/' + i9 + '/renameParameter',
+                    if (data78.to === undefined) {
+                      const err162 = {
+                        instancePath: instancePath + '/spec/migrations/' + i12 + '/renameParameter',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameParameter/required',
                         keyword: 'required',
@@ -11929,22 +13494,22 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameParameter,
-                        data: data54,
+                        data: data78,
                       };
                       if (vErrors === null) {
-                        vErrors = [err98];
+                        vErrors = [err162];
                       } else {
-                        vErrors.push(err98);
+                        vErrors.push(err162);
                       }
                       errors++;
                     }
-                    if (data54.from !== undefined) {
-                      let data55 = data54.from;
-                      if (typeof data55 === 'string') {
-                        if (func2(data55) > 128) {
-                          const err99 = {
+                    if (data78.from !== undefined) {
+                      let data79 = data78.from;
+                      if (typeof data79 === 'string') {
+                        if (func2(data79) > 128) {
+                          const err163 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameParameter/from',
+                              instancePath + '/spec/migrations/' + i12 + '/renameParameter/from',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameParameter/properties/from/maxLength',
                             keyword: 'maxLength',
@@ -11954,19 +13519,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.from,
-                            data: data55,
+                            data: data79,
                           };
                           if (vErrors === null) {
-                            vErrors = [err99];
+                            vErrors = [err163];
                           } else {
-                            vErrors.push(err99);
+                            vErrors.push(err163);
                           }
                           errors++;
                         }
-                        if (func2(data55) < 1) {
-                          const err100 = {
+                        if (func2(data79) < 1) {
+                          const err164 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameParameter/from',
+                              instancePath + '/spec/migrations/' + i12 + '/renameParameter/from',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameParameter/properties/from/minLength',
                             keyword: 'minLength',
@@ -11976,19 +13541,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.from,
-                            data: data55,
+                            data: data79,
                           };
                           if (vErrors === null) {
-                            vErrors = [err100];
+                            vErrors = [err164];
                           } else {
-                            vErrors.push(err100);
+                            vErrors.push(err164);
                           }
                           errors++;
                         }
                       } else {
-                        const err101 = {
+                        const err165 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/renameParameter/from',
+                            instancePath + '/spec/migrations/' + i12 + '/renameParameter/from',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/renameParameter/properties/from/type',
                           keyword: 'type',
@@ -12000,23 +13565,23 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameParameter.properties.from,
-                          data: data55,
+                          data: data79,
                         };
                         if (vErrors === null) {
-                          vErrors = [err101];
+                          vErrors = [err165];
                         } else {
-                          vErrors.push(err101);
+                          vErrors.push(err165);
                         }
                         errors++;
                       }
                     }
-                    if (data54.to !== undefined) {
-                      let data56 = data54.to;
-                      if (typeof data56 === 'string') {
-                        if (func2(data56) > 128) {
-                          const err102 = {
+                    if (data78.to !== undefined) {
+                      let data80 = data78.to;
+                      if (typeof data80 === 'string') {
+                        if (func2(data80) > 128) {
+                          const err166 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameParameter/to',
+                              instancePath + '/spec/migrations/' + i12 + '/renameParameter/to',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameParameter/properties/to/maxLength',
                             keyword: 'maxLength',
@@ -12026,19 +13591,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.to,
-                            data: data56,
+                            data: data80,
                           };
                           if (vErrors === null) {
-                            vErrors = [err102];
+                            vErrors = [err166];
                           } else {
-                            vErrors.push(err102);
+                            vErrors.push(err166);
                           }
                           errors++;
                         }
-                        if (func2(data56) < 1) {
-                          const err103 = {
+                        if (func2(data80) < 1) {
+                          const err167 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameParameter/to',
+                              instancePath + '/spec/migrations/' + i12 + '/renameParameter/to',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameParameter/properties/to/minLength',
                             keyword: 'minLength',
@@ -12048,19 +13613,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.to,
-                            data: data56,
+                            data: data80,
                           };
                           if (vErrors === null) {
-                            vErrors = [err103];
+                            vErrors = [err167];
                           } else {
-                            vErrors.push(err103);
+                            vErrors.push(err167);
                           }
                           errors++;
                         }
                       } else {
-                        const err104 = {
+                        const err168 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/renameParameter/to',
+                            instancePath + '/spec/migrations/' + i12 + '/renameParameter/to',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/renameParameter/properties/to/type',
                           keyword: 'type',
@@ -12072,19 +13637,19 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameParameter.properties.to,
-                          data: data56,
+                          data: data80,
                         };
                         if (vErrors === null) {
-                          vErrors = [err104];
+                          vErrors = [err168];
                         } else {
-                          vErrors.push(err104);
+                          vErrors.push(err168);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err105 = {
-                      instancePath: instancePath + '/spec/migrations/' + i9 + '/renameParameter',
+                    const err169 = {
+                      instancePath: instancePath + '/spec/migrations/' + i12 + '/renameParameter',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/renameParameter/type',
                       keyword: 'type',
@@ -12096,22 +13661,22 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties
                           .renameParameter,
-                      data: data54,
+                      data: data78,
                     };
                     if (vErrors === null) {
-                      vErrors = [err105];
+                      vErrors = [err169];
                     } else {
-                      vErrors.push(err105);
+                      vErrors.push(err169);
                     }
                     errors++;
                   }
                 }
-                if (data53.renameObject !== undefined) {
-                  let data57 = data53.renameObject;
-                  if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
-                    if (data57.apiVersion === undefined) {
-                      const err106 = {
-                        instancePath: instancePath + '/spec/migrations/' + i9 + '/renameObject',
+                if (data77.renameObject !== undefined) {
+                  let data81 = data77.renameObject;
+                  if (data81 && typeof data81 == 'object' && !Array.isArray(data81)) {
+                    if (data81.apiVersion === undefined) {
+                      const err170 = {
+                        instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
                         keyword: 'required',
@@ -12123,18 +13688,18 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data57,
+                        data: data81,
                       };
                       if (vErrors === null) {
-                        vErrors = [err106];
+                        vErrors = [err170];
                       } else {
-                        vErrors.push(err106);
+                        vErrors.push(err170);
                       }
                       errors++;
                     }
-                    if (data57.kind === undefined) {
-                      const err107 = {
-                        instancePath: instancePath + '/spec/migrations/' + i9 + '/renameObject',
+                    if (data81.kind === undefined) {
+                      const err171 = {
+                        instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
                         keyword: 'required',
@@ -12146,18 +13711,18 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data57,
+                        data: data81,
                       };
                       if (vErrors === null) {
-                        vErrors = [err107];
+                        vErrors = [err171];
                       } else {
-                        vErrors.push(err107);
+                        vErrors.push(err171);
                       }
                       errors++;
                     }
-                    if (data57.from === undefined) {
-                      const err108 = {
-                        instancePath: instancePath + '/spec/migrations/' + i9 + '/renameObject',
+                    if (data81.from === undefined) {
+                      const err172 = {
+                        instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
                         keyword: 'required',
@@ -12169,18 +13734,18 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data57,
+                        data: data81,
                       };
                       if (vErrors === null) {
-                        vErrors = [err108];
+                        vErrors = [err172];
                       } else {
-                        vErrors.push(err108);
+                        vErrors.push(err172);
                       }
                       errors++;
                     }
-                    if (data57.to === undefined) {
-                      const err109 = {
-                        instancePath: instancePath + '/spec/migrations/' + i9 + '/renameObject',
+                    if (data81.to === undefined) {
+                      const err173 = {
+                        instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
                         keyword: 'required',
@@ -12192,22 +13757,22 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data57,
+                        data: data81,
                       };
                       if (vErrors === null) {
-                        vErrors = [err109];
+                        vErrors = [err173];
                       } else {
-                        vErrors.push(err109);
+                        vErrors.push(err173);
                       }
                       errors++;
                     }
-                    if (data57.apiVersion !== undefined) {
-                      let data58 = data57.apiVersion;
-                      if (typeof data58 === 'string') {
-                        if (func2(data58) > 253) {
-                          const err110 = {
+                    if (data81.apiVersion !== undefined) {
+                      let data82 = data81.apiVersion;
+                      if (typeof data82 === 'string') {
+                        if (func2(data82) > 253) {
+                          const err174 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/apiVersion',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/apiVersion',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/apiVersion/maxLength',
                             keyword: 'maxLength',
@@ -12217,19 +13782,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.apiVersion,
-                            data: data58,
+                            data: data82,
                           };
                           if (vErrors === null) {
-                            vErrors = [err110];
+                            vErrors = [err174];
                           } else {
-                            vErrors.push(err110);
+                            vErrors.push(err174);
                           }
                           errors++;
                         }
-                        if (func2(data58) < 1) {
-                          const err111 = {
+                        if (func2(data82) < 1) {
+                          const err175 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/apiVersion',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/apiVersion',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/apiVersion/minLength',
                             keyword: 'minLength',
@@ -12239,19 +13804,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.apiVersion,
-                            data: data58,
+                            data: data82,
                           };
                           if (vErrors === null) {
-                            vErrors = [err111];
+                            vErrors = [err175];
                           } else {
-                            vErrors.push(err111);
+                            vErrors.push(err175);
                           }
                           errors++;
                         }
                       } else {
-                        const err112 = {
+                        const err176 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/renameObject/apiVersion',
+                            instancePath + '/spec/migrations/' + i12 + '/renameObject/apiVersion',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/renameObject/properties/apiVersion/type',
                           keyword: 'type',
@@ -12263,23 +13828,23 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.apiVersion,
-                          data: data58,
+                          data: data82,
                         };
                         if (vErrors === null) {
-                          vErrors = [err112];
+                          vErrors = [err176];
                         } else {
-                          vErrors.push(err112);
+                          vErrors.push(err176);
                         }
                         errors++;
                       }
                     }
-                    if (data57.kind !== undefined) {
-                      let data59 = data57.kind;
-                      if (typeof data59 === 'string') {
-                        if (func2(data59) > 63) {
-                          const err113 = {
+                    if (data81.kind !== undefined) {
+                      let data83 = data81.kind;
+                      if (typeof data83 === 'string') {
+                        if (func2(data83) > 63) {
+                          const err177 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/kind',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/kind',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/kind/maxLength',
                             keyword: 'maxLength',
@@ -12289,19 +13854,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.kind,
-                            data: data59,
+                            data: data83,
                           };
                           if (vErrors === null) {
-                            vErrors = [err113];
+                            vErrors = [err177];
                           } else {
-                            vErrors.push(err113);
+                            vErrors.push(err177);
                           }
                           errors++;
                         }
-                        if (func2(data59) < 1) {
-                          const err114 = {
+                        if (func2(data83) < 1) {
+                          const err178 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/kind',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/kind',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/kind/minLength',
                             keyword: 'minLength',
@@ -12311,19 +13876,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.kind,
-                            data: data59,
+                            data: data83,
                           };
                           if (vErrors === null) {
-                            vErrors = [err114];
+                            vErrors = [err178];
                           } else {
-                            vErrors.push(err114);
+                            vErrors.push(err178);
                           }
                           errors++;
                         }
                       } else {
-                        const err115 = {
+                        const err179 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/renameObject/kind',
+                            instancePath + '/spec/migrations/' + i12 + '/renameObject/kind',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/renameObject/properties/kind/type',
                           keyword: 'type',
@@ -12335,23 +13900,23 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.kind,
-                          data: data59,
+                          data: data83,
                         };
                         if (vErrors === null) {
-                          vErrors = [err115];
+                          vErrors = [err179];
                         } else {
-                          vErrors.push(err115);
+                          vErrors.push(err179);
                         }
                         errors++;
                       }
                     }
-                    if (data57.from !== undefined) {
-                      let data60 = data57.from;
-                      if (typeof data60 === 'string') {
-                        if (func2(data60) > 253) {
-                          const err116 = {
+                    if (data81.from !== undefined) {
+                      let data84 = data81.from;
+                      if (typeof data84 === 'string') {
+                        if (func2(data84) > 253) {
+                          const err180 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/from',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/from',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/from/maxLength',
                             keyword: 'maxLength',
@@ -12361,19 +13926,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.from,
-                            data: data60,
+                            data: data84,
                           };
                           if (vErrors === null) {
-                            vErrors = [err116];
+                            vErrors = [err180];
                           } else {
-                            vErrors.push(err116);
+                            vErrors.push(err180);
                           }
                           errors++;
                         }
-                        if (func2(data60) < 1) {
-                          const err117 = {
+                        if (func2(data84) < 1) {
+                          const err181 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/from',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/from',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/from/minLength',
                             keyword: 'minLength',
@@ -12383,19 +13948,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.from,
-                            data: data60,
+                            data: data84,
                           };
                           if (vErrors === null) {
-                            vErrors = [err117];
+                            vErrors = [err181];
                           } else {
-                            vErrors.push(err117);
+                            vErrors.push(err181);
                           }
                           errors++;
                         }
                       } else {
-                        const err118 = {
+                        const err182 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/renameObject/from',
+                            instancePath + '/spec/migrations/' + i12 + '/renameObject/from',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/renameObject/properties/from/type',
                           keyword: 'type',
@@ -12407,23 +13972,23 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.from,
-                          data: data60,
+                          data: data84,
                         };
                         if (vErrors === null) {
-                          vErrors = [err118];
+                          vErrors = [err182];
                         } else {
-                          vErrors.push(err118);
+                          vErrors.push(err182);
                         }
                         errors++;
                       }
                     }
-                    if (data57.to !== undefined) {
-                      let data61 = data57.to;
-                      if (typeof data61 === 'string') {
-                        if (func2(data61) > 253) {
-                          const err119 = {
+                    if (data81.to !== undefined) {
+                      let data85 = data81.to;
+                      if (typeof data85 === 'string') {
+                        if (func2(data85) > 253) {
+                          const err183 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/to',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/to',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/to/maxLength',
                             keyword: 'maxLength',
@@ -12433,19 +13998,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.to,
-                            data: data61,
+                            data: data85,
                           };
                           if (vErrors === null) {
-                            vErrors = [err119];
+                            vErrors = [err183];
                           } else {
-                            vErrors.push(err119);
+                            vErrors.push(err183);
                           }
                           errors++;
                         }
-                        if (func2(data61) < 1) {
-                          const err120 = {
+                        if (func2(data85) < 1) {
+                          const err184 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/renameObject/to',
+                              instancePath + '/spec/migrations/' + i12 + '/renameObject/to',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/renameObject/properties/to/minLength',
                             keyword: 'minLength',
@@ -12455,19 +14020,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.to,
-                            data: data61,
+                            data: data85,
                           };
                           if (vErrors === null) {
-                            vErrors = [err120];
+                            vErrors = [err184];
                           } else {
-                            vErrors.push(err120);
+                            vErrors.push(err184);
                           }
                           errors++;
                         }
                       } else {
-                        const err121 = {
+                        const err185 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/renameObject/to',
+                            instancePath + '/spec/migrations/' + i12 + '/renameObject/to',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/renameObject/properties/to/type',
                           keyword: 'type',
@@ -12479,19 +14044,19 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.to,
-                          data: data61,
+                          data: data85,
                         };
                         if (vErrors === null) {
-                          vErrors = [err121];
+                          vErrors = [err185];
                         } else {
-                          vErrors.push(err121);
+                          vErrors.push(err185);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err122 = {
-                      instancePath: instancePath + '/spec/migrations/' + i9 + '/renameObject',
+                    const err186 = {
+                      instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/renameObject/type',
                       keyword: 'type',
@@ -12503,21 +14068,21 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties
                           .renameObject,
-                      data: data57,
+                      data: data81,
                     };
                     if (vErrors === null) {
-                      vErrors = [err122];
+                      vErrors = [err186];
                     } else {
-                      vErrors.push(err122);
+                      vErrors.push(err186);
                     }
                     errors++;
                   }
                 }
-                if (data53.valueFrom !== undefined) {
-                  let data62 = data53.valueFrom;
-                  for (const message6 of keyword21(data62)) {
-                    const err123 = {
-                      instancePath: instancePath + '/spec/migrations/' + i9 + '/valueFrom',
+                if (data77.valueFrom !== undefined) {
+                  let data86 = data77.valueFrom;
+                  for (const message6 of keyword21(data86)) {
+                    const err187 = {
+                      instancePath: instancePath + '/spec/migrations/' + i12 + '/valueFrom',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/valueFrom/x-kubernetes-validations',
                       keyword: 'x-kubernetes-validations',
@@ -12529,19 +14094,19 @@ function validate13(
                         ],
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties.valueFrom,
-                      data: data62,
+                      data: data86,
                     };
                     if (vErrors === null) {
-                      vErrors = [err123];
+                      vErrors = [err187];
                     } else {
-                      vErrors.push(err123);
+                      vErrors.push(err187);
                     }
                     errors++;
                   }
-                  if (data62 && typeof data62 == 'object' && !Array.isArray(data62)) {
-                    if (data62.parameter === undefined) {
-                      const err124 = {
-                        instancePath: instancePath + '/spec/migrations/' + i9 + '/valueFrom',
+                  if (data86 && typeof data86 == 'object' && !Array.isArray(data86)) {
+                    if (data86.parameter === undefined) {
+                      const err188 = {
+                        instancePath: instancePath + '/spec/migrations/' + i12 + '/valueFrom',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/valueFrom/required',
                         keyword: 'required',
@@ -12552,22 +14117,22 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties.valueFrom,
-                        data: data62,
+                        data: data86,
                       };
                       if (vErrors === null) {
-                        vErrors = [err124];
+                        vErrors = [err188];
                       } else {
-                        vErrors.push(err124);
+                        vErrors.push(err188);
                       }
                       errors++;
                     }
-                    if (data62.parameter !== undefined) {
-                      let data63 = data62.parameter;
-                      if (typeof data63 === 'string') {
-                        if (func2(data63) > 128) {
-                          const err125 = {
+                    if (data86.parameter !== undefined) {
+                      let data87 = data86.parameter;
+                      if (typeof data87 === 'string') {
+                        if (func2(data87) > 128) {
+                          const err189 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/valueFrom/parameter',
+                              instancePath + '/spec/migrations/' + i12 + '/valueFrom/parameter',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/parameter/maxLength',
                             keyword: 'maxLength',
@@ -12577,19 +14142,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.parameter,
-                            data: data63,
+                            data: data87,
                           };
                           if (vErrors === null) {
-                            vErrors = [err125];
+                            vErrors = [err189];
                           } else {
-                            vErrors.push(err125);
+                            vErrors.push(err189);
                           }
                           errors++;
                         }
-                        if (func2(data63) < 1) {
-                          const err126 = {
+                        if (func2(data87) < 1) {
+                          const err190 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/valueFrom/parameter',
+                              instancePath + '/spec/migrations/' + i12 + '/valueFrom/parameter',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/parameter/minLength',
                             keyword: 'minLength',
@@ -12599,19 +14164,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.parameter,
-                            data: data63,
+                            data: data87,
                           };
                           if (vErrors === null) {
-                            vErrors = [err126];
+                            vErrors = [err190];
                           } else {
-                            vErrors.push(err126);
+                            vErrors.push(err190);
                           }
                           errors++;
                         }
                       } else {
-                        const err127 = {
+                        const err191 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/valueFrom/parameter',
+                            instancePath + '/spec/migrations/' + i12 + '/valueFrom/parameter',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/parameter/type',
                           keyword: 'type',
@@ -12623,23 +14188,23 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .valueFrom.properties.parameter,
-                          data: data63,
+                          data: data87,
                         };
                         if (vErrors === null) {
-                          vErrors = [err127];
+                          vErrors = [err191];
                         } else {
-                          vErrors.push(err127);
+                          vErrors.push(err191);
                         }
                         errors++;
                       }
                     }
-                    if (data62.secretKeyRef !== undefined) {
-                      let data64 = data62.secretKeyRef;
-                      if (data64 && typeof data64 == 'object' && !Array.isArray(data64)) {
-                        if (data64.name === undefined) {
-                          const err128 = {
+                    if (data86.secretKeyRef !== undefined) {
+                      let data88 = data86.secretKeyRef;
+                      if (data88 && typeof data88 == 'object' && !Array.isArray(data88)) {
+                        if (data88.name === undefined) {
+                          const err192 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/valueFrom/secretKeyRef',
+                              instancePath + '/spec/migrations/' + i12 + '/valueFrom/secretKeyRef',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/required',
                             keyword: 'required',
@@ -12651,19 +14216,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.secretKeyRef,
-                            data: data64,
+                            data: data88,
                           };
                           if (vErrors === null) {
-                            vErrors = [err128];
+                            vErrors = [err192];
                           } else {
-                            vErrors.push(err128);
+                            vErrors.push(err192);
                           }
                           errors++;
                         }
-                        if (data64.key === undefined) {
-                          const err129 = {
+                        if (data88.key === undefined) {
+                          const err193 = {
                             instancePath:
-                              instancePath + '/spec/migrations/' + i9 + '/valueFrom/secretKeyRef',
+                              instancePath + '/spec/migrations/' + i12 + '/valueFrom/secretKeyRef',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/required',
                             keyword: 'required',
@@ -12675,24 +14240,24 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.secretKeyRef,
-                            data: data64,
+                            data: data88,
                           };
                           if (vErrors === null) {
-                            vErrors = [err129];
+                            vErrors = [err193];
                           } else {
-                            vErrors.push(err129);
+                            vErrors.push(err193);
                           }
                           errors++;
                         }
-                        if (data64.name !== undefined) {
-                          let data65 = data64.name;
-                          if (typeof data65 === 'string') {
-                            if (func2(data65) > 253) {
-                              const err130 = {
+                        if (data88.name !== undefined) {
+                          let data89 = data88.name;
+                          if (typeof data89 === 'string') {
+                            if (func2(data89) > 253) {
+                              const err194 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/secretKeyRef/name',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/properties/name/maxLength',
@@ -12703,21 +14268,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.name,
-                                data: data65,
+                                data: data89,
                               };
                               if (vErrors === null) {
-                                vErrors = [err130];
+                                vErrors = [err194];
                               } else {
-                                vErrors.push(err130);
+                                vErrors.push(err194);
                               }
                               errors++;
                             }
-                            if (func2(data65) < 1) {
-                              const err131 = {
+                            if (func2(data89) < 1) {
+                              const err195 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/secretKeyRef/name',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/properties/name/minLength',
@@ -12728,21 +14293,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.name,
-                                data: data65,
+                                data: data89,
                               };
                               if (vErrors === null) {
-                                vErrors = [err131];
+                                vErrors = [err195];
                               } else {
-                                vErrors.push(err131);
+                                vErrors.push(err195);
                               }
                               errors++;
                             }
                           } else {
-                            const err132 = {
+                            const err196 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
-                                i9 +
+                                i12 +
                                 '/valueFrom/secretKeyRef/name',
                               schemaPath:
                                 '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/properties/name/type',
@@ -12755,25 +14320,25 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.secretKeyRef.properties.name,
-                              data: data65,
+                              data: data89,
                             };
                             if (vErrors === null) {
-                              vErrors = [err132];
+                              vErrors = [err196];
                             } else {
-                              vErrors.push(err132);
+                              vErrors.push(err196);
                             }
                             errors++;
                           }
                         }
-                        if (data64.key !== undefined) {
-                          let data66 = data64.key;
-                          if (typeof data66 === 'string') {
-                            if (func2(data66) > 253) {
-                              const err133 = {
+                        if (data88.key !== undefined) {
+                          let data90 = data88.key;
+                          if (typeof data90 === 'string') {
+                            if (func2(data90) > 253) {
+                              const err197 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/secretKeyRef/key',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/properties/key/maxLength',
@@ -12784,21 +14349,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.key,
-                                data: data66,
+                                data: data90,
                               };
                               if (vErrors === null) {
-                                vErrors = [err133];
+                                vErrors = [err197];
                               } else {
-                                vErrors.push(err133);
+                                vErrors.push(err197);
                               }
                               errors++;
                             }
-                            if (func2(data66) < 1) {
-                              const err134 = {
+                            if (func2(data90) < 1) {
+                              const err198 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/secretKeyRef/key',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/properties/key/minLength',
@@ -12809,21 +14374,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.key,
-                                data: data66,
+                                data: data90,
                               };
                               if (vErrors === null) {
-                                vErrors = [err134];
+                                vErrors = [err198];
                               } else {
-                                vErrors.push(err134);
+                                vErrors.push(err198);
                               }
                               errors++;
                             }
                           } else {
-                            const err135 = {
+                            const err199 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
-                                i9 +
+                                i12 +
                                 '/valueFrom/secretKeyRef/key',
                               schemaPath:
                                 '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/properties/key/type',
@@ -12836,20 +14401,20 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.secretKeyRef.properties.key,
-                              data: data66,
+                              data: data90,
                             };
                             if (vErrors === null) {
-                              vErrors = [err135];
+                              vErrors = [err199];
                             } else {
-                              vErrors.push(err135);
+                              vErrors.push(err199);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err136 = {
+                        const err200 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/valueFrom/secretKeyRef',
+                            instancePath + '/spec/migrations/' + i12 + '/valueFrom/secretKeyRef',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/secretKeyRef/type',
                           keyword: 'type',
@@ -12861,25 +14426,25 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .valueFrom.properties.secretKeyRef,
-                          data: data64,
+                          data: data88,
                         };
                         if (vErrors === null) {
-                          vErrors = [err136];
+                          vErrors = [err200];
                         } else {
-                          vErrors.push(err136);
+                          vErrors.push(err200);
                         }
                         errors++;
                       }
                     }
-                    if (data62.configMapKeyRef !== undefined) {
-                      let data67 = data62.configMapKeyRef;
-                      if (data67 && typeof data67 == 'object' && !Array.isArray(data67)) {
-                        if (data67.name === undefined) {
-                          const err137 = {
+                    if (data86.configMapKeyRef !== undefined) {
+                      let data91 = data86.configMapKeyRef;
+                      if (data91 && typeof data91 == 'object' && !Array.isArray(data91)) {
+                        if (data91.name === undefined) {
+                          const err201 = {
                             instancePath:
                               instancePath +
                               '/spec/migrations/' +
-                              i9 +
+                              i12 +
                               '/valueFrom/configMapKeyRef',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/required',
@@ -12892,21 +14457,21 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.configMapKeyRef,
-                            data: data67,
+                            data: data91,
                           };
                           if (vErrors === null) {
-                            vErrors = [err137];
+                            vErrors = [err201];
                           } else {
-                            vErrors.push(err137);
+                            vErrors.push(err201);
                           }
                           errors++;
                         }
-                        if (data67.key === undefined) {
-                          const err138 = {
+                        if (data91.key === undefined) {
+                          const err202 = {
                             instancePath:
                               instancePath +
                               '/spec/migrations/' +
-                              i9 +
+                              i12 +
                               '/valueFrom/configMapKeyRef',
                             schemaPath:
                               '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/required',
@@ -12919,24 +14484,24 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.configMapKeyRef,
-                            data: data67,
+                            data: data91,
                           };
                           if (vErrors === null) {
-                            vErrors = [err138];
+                            vErrors = [err202];
                           } else {
-                            vErrors.push(err138);
+                            vErrors.push(err202);
                           }
                           errors++;
                         }
-                        if (data67.name !== undefined) {
-                          let data68 = data67.name;
-                          if (typeof data68 === 'string') {
-                            if (func2(data68) > 253) {
-                              const err139 = {
+                        if (data91.name !== undefined) {
+                          let data92 = data91.name;
+                          if (typeof data92 === 'string') {
+                            if (func2(data92) > 253) {
+                              const err203 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/configMapKeyRef/name',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/properties/name/maxLength',
@@ -12947,21 +14512,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.name,
-                                data: data68,
+                                data: data92,
                               };
                               if (vErrors === null) {
-                                vErrors = [err139];
+                                vErrors = [err203];
                               } else {
-                                vErrors.push(err139);
+                                vErrors.push(err203);
                               }
                               errors++;
                             }
-                            if (func2(data68) < 1) {
-                              const err140 = {
+                            if (func2(data92) < 1) {
+                              const err204 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/configMapKeyRef/name',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/properties/name/minLength',
@@ -12972,21 +14537,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.name,
-                                data: data68,
+                                data: data92,
                               };
                               if (vErrors === null) {
-                                vErrors = [err140];
+                                vErrors = [err204];
                               } else {
-                                vErrors.push(err140);
+                                vErrors.push(err204);
                               }
                               errors++;
                             }
                           } else {
-                            const err141 = {
+                            const err205 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
-                                i9 +
+                                i12 +
                                 '/valueFrom/configMapKeyRef/name',
                               schemaPath:
                                 '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/properties/name/type',
@@ -12999,25 +14564,25 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.configMapKeyRef.properties.name,
-                              data: data68,
+                              data: data92,
                             };
                             if (vErrors === null) {
-                              vErrors = [err141];
+                              vErrors = [err205];
                             } else {
-                              vErrors.push(err141);
+                              vErrors.push(err205);
                             }
                             errors++;
                           }
                         }
-                        if (data67.key !== undefined) {
-                          let data69 = data67.key;
-                          if (typeof data69 === 'string') {
-                            if (func2(data69) > 253) {
-                              const err142 = {
+                        if (data91.key !== undefined) {
+                          let data93 = data91.key;
+                          if (typeof data93 === 'string') {
+                            if (func2(data93) > 253) {
+                              const err206 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/configMapKeyRef/key',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/properties/key/maxLength',
@@ -13028,21 +14593,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.key,
-                                data: data69,
+                                data: data93,
                               };
                               if (vErrors === null) {
-                                vErrors = [err142];
+                                vErrors = [err206];
                               } else {
-                                vErrors.push(err142);
+                                vErrors.push(err206);
                               }
                               errors++;
                             }
-                            if (func2(data69) < 1) {
-                              const err143 = {
+                            if (func2(data93) < 1) {
+                              const err207 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
-                                  i9 +
+                                  i12 +
                                   '/valueFrom/configMapKeyRef/key',
                                 schemaPath:
                                   '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/properties/key/minLength',
@@ -13053,21 +14618,21 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.key,
-                                data: data69,
+                                data: data93,
                               };
                               if (vErrors === null) {
-                                vErrors = [err143];
+                                vErrors = [err207];
                               } else {
-                                vErrors.push(err143);
+                                vErrors.push(err207);
                               }
                               errors++;
                             }
                           } else {
-                            const err144 = {
+                            const err208 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
-                                i9 +
+                                i12 +
                                 '/valueFrom/configMapKeyRef/key',
                               schemaPath:
                                 '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/properties/key/type',
@@ -13080,20 +14645,20 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.configMapKeyRef.properties.key,
-                              data: data69,
+                              data: data93,
                             };
                             if (vErrors === null) {
-                              vErrors = [err144];
+                              vErrors = [err208];
                             } else {
-                              vErrors.push(err144);
+                              vErrors.push(err208);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err145 = {
+                        const err209 = {
                           instancePath:
-                            instancePath + '/spec/migrations/' + i9 + '/valueFrom/configMapKeyRef',
+                            instancePath + '/spec/migrations/' + i12 + '/valueFrom/configMapKeyRef',
                           schemaPath:
                             '#/properties/spec/properties/migrations/items/properties/valueFrom/properties/configMapKeyRef/type',
                           keyword: 'type',
@@ -13105,19 +14670,19 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .valueFrom.properties.configMapKeyRef,
-                          data: data67,
+                          data: data91,
                         };
                         if (vErrors === null) {
-                          vErrors = [err145];
+                          vErrors = [err209];
                         } else {
-                          vErrors.push(err145);
+                          vErrors.push(err209);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err146 = {
-                      instancePath: instancePath + '/spec/migrations/' + i9 + '/valueFrom',
+                    const err210 = {
+                      instancePath: instancePath + '/spec/migrations/' + i12 + '/valueFrom',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/valueFrom/type',
                       keyword: 'type',
@@ -13128,37 +14693,37 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties.valueFrom,
-                      data: data62,
+                      data: data86,
                     };
                     if (vErrors === null) {
-                      vErrors = [err146];
+                      vErrors = [err210];
                     } else {
-                      vErrors.push(err146);
+                      vErrors.push(err210);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err147 = {
-                  instancePath: instancePath + '/spec/migrations/' + i9,
+                const err211 = {
+                  instancePath: instancePath + '/spec/migrations/' + i12,
                   schemaPath: '#/properties/spec/properties/migrations/items/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
                   schema: schema14.properties.spec.properties.migrations.items.type,
                   parentSchema: schema14.properties.spec.properties.migrations.items,
-                  data: data53,
+                  data: data77,
                 };
                 if (vErrors === null) {
-                  vErrors = [err147];
+                  vErrors = [err211];
                 } else {
-                  vErrors.push(err147);
+                  vErrors.push(err211);
                 }
                 errors++;
               }
             }
           } else {
-            const err148 = {
+            const err212 = {
               instancePath: instancePath + '/spec/migrations',
               schemaPath: '#/properties/spec/properties/migrations/type',
               keyword: 'type',
@@ -13166,21 +14731,21 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.spec.properties.migrations.type,
               parentSchema: schema14.properties.spec.properties.migrations,
-              data: data52,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err148];
+              vErrors = [err212];
             } else {
-              vErrors.push(err148);
+              vErrors.push(err212);
             }
             errors++;
           }
         }
         if (data3.maxTTL !== undefined) {
-          let data70 = data3.maxTTL;
-          if (typeof data70 === 'string') {
-            if (func2(data70) > 32) {
-              const err149 = {
+          let data94 = data3.maxTTL;
+          if (typeof data94 === 'string') {
+            if (func2(data94) > 32) {
+              const err213 = {
                 instancePath: instancePath + '/spec/maxTTL',
                 schemaPath: '#/properties/spec/properties/maxTTL/maxLength',
                 keyword: 'maxLength',
@@ -13188,17 +14753,17 @@ function validate13(
                 message: 'must NOT have more than 32 characters',
                 schema: 32,
                 parentSchema: schema14.properties.spec.properties.maxTTL,
-                data: data70,
+                data: data94,
               };
               if (vErrors === null) {
-                vErrors = [err149];
+                vErrors = [err213];
               } else {
-                vErrors.push(err149);
+                vErrors.push(err213);
               }
               errors++;
             }
-            if (!pattern0.test(data70)) {
-              const err150 = {
+            if (!pattern0.test(data94)) {
+              const err214 = {
                 instancePath: instancePath + '/spec/maxTTL',
                 schemaPath: '#/properties/spec/properties/maxTTL/pattern',
                 keyword: 'pattern',
@@ -13206,17 +14771,17 @@ function validate13(
                 message: 'must match pattern "' + '^([0-9]+[smhd])+$' + '"',
                 schema: '^([0-9]+[smhd])+$',
                 parentSchema: schema14.properties.spec.properties.maxTTL,
-                data: data70,
+                data: data94,
               };
               if (vErrors === null) {
-                vErrors = [err150];
+                vErrors = [err214];
               } else {
-                vErrors.push(err150);
+                vErrors.push(err214);
               }
               errors++;
             }
           } else {
-            const err151 = {
+            const err215 = {
               instancePath: instancePath + '/spec/maxTTL',
               schemaPath: '#/properties/spec/properties/maxTTL/type',
               keyword: 'type',
@@ -13224,20 +14789,20 @@ function validate13(
               message: 'must be string',
               schema: schema14.properties.spec.properties.maxTTL.type,
               parentSchema: schema14.properties.spec.properties.maxTTL,
-              data: data70,
+              data: data94,
             };
             if (vErrors === null) {
-              vErrors = [err151];
+              vErrors = [err215];
             } else {
-              vErrors.push(err151);
+              vErrors.push(err215);
             }
             errors++;
           }
         }
         if (data3.requireTTL !== undefined) {
-          let data71 = data3.requireTTL;
-          if (typeof data71 !== 'boolean') {
-            const err152 = {
+          let data95 = data3.requireTTL;
+          if (typeof data95 !== 'boolean') {
+            const err216 = {
               instancePath: instancePath + '/spec/requireTTL',
               schemaPath: '#/properties/spec/properties/requireTTL/type',
               keyword: 'type',
@@ -13245,20 +14810,20 @@ function validate13(
               message: 'must be boolean',
               schema: schema14.properties.spec.properties.requireTTL.type,
               parentSchema: schema14.properties.spec.properties.requireTTL,
-              data: data71,
+              data: data95,
             };
             if (vErrors === null) {
-              vErrors = [err152];
+              vErrors = [err216];
             } else {
-              vErrors.push(err152);
+              vErrors.push(err216);
             }
             errors++;
           }
         }
         if (data3.revisionHistoryLimit !== undefined) {
-          let data72 = data3.revisionHistoryLimit;
-          if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72) && isFinite(data72))) {
-            const err153 = {
+          let data96 = data3.revisionHistoryLimit;
+          if (!(typeof data96 == 'number' && !(data96 % 1) && !isNaN(data96) && isFinite(data96))) {
+            const err217 = {
               instancePath: instancePath + '/spec/revisionHistoryLimit',
               schemaPath: '#/properties/spec/properties/revisionHistoryLimit/type',
               keyword: 'type',
@@ -13266,18 +14831,18 @@ function validate13(
               message: 'must be integer',
               schema: schema14.properties.spec.properties.revisionHistoryLimit.type,
               parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-              data: data72,
+              data: data96,
             };
             if (vErrors === null) {
-              vErrors = [err153];
+              vErrors = [err217];
             } else {
-              vErrors.push(err153);
+              vErrors.push(err217);
             }
             errors++;
           }
-          if (typeof data72 == 'number' && isFinite(data72)) {
-            if (data72 > 1000 || isNaN(data72)) {
-              const err154 = {
+          if (typeof data96 == 'number' && isFinite(data96)) {
+            if (data96 > 1000 || isNaN(data96)) {
+              const err218 = {
                 instancePath: instancePath + '/spec/revisionHistoryLimit',
                 schemaPath: '#/properties/spec/properties/revisionHistoryLimit/maximum',
                 keyword: 'maximum',
@@ -13285,17 +14850,17 @@ function validate13(
                 message: 'must be <= 1000',
                 schema: 1000,
                 parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-                data: data72,
+                data: data96,
               };
               if (vErrors === null) {
-                vErrors = [err154];
+                vErrors = [err218];
               } else {
-                vErrors.push(err154);
+                vErrors.push(err218);
               }
               errors++;
             }
-            if (data72 < 1 || isNaN(data72)) {
-              const err155 = {
+            if (data96 < 1 || isNaN(data96)) {
+              const err219 = {
                 instancePath: instancePath + '/spec/revisionHistoryLimit',
                 schemaPath: '#/properties/spec/properties/revisionHistoryLimit/minimum',
                 keyword: 'minimum',
@@ -13303,17 +14868,17 @@ function validate13(
                 message: 'must be >= 1',
                 schema: 1,
                 parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-                data: data72,
+                data: data96,
               };
               if (vErrors === null) {
-                vErrors = [err155];
+                vErrors = [err219];
               } else {
-                vErrors.push(err155);
+                vErrors.push(err219);
               }
               errors++;
             }
-            if (!formats0.validate(data72)) {
-              const err156 = {
+            if (!formats0.validate(data96)) {
+              const err220 = {
                 instancePath: instancePath + '/spec/revisionHistoryLimit',
                 schemaPath: '#/properties/spec/properties/revisionHistoryLimit/format',
                 keyword: 'format',
@@ -13321,21 +14886,21 @@ function validate13(
                 message: 'must match format "' + 'int64' + '"',
                 schema: 'int64',
                 parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-                data: data72,
+                data: data96,
               };
               if (vErrors === null) {
-                vErrors = [err156];
+                vErrors = [err220];
               } else {
-                vErrors.push(err156);
+                vErrors.push(err220);
               }
               errors++;
             }
           }
         }
         if (data3.rollout !== undefined) {
-          let data73 = data3.rollout;
-          for (const message7 of keyword22(data73)) {
-            const err157 = {
+          let data97 = data3.rollout;
+          for (const message7 of keyword22(data97)) {
+            const err221 = {
               instancePath: instancePath + '/spec/rollout',
               schemaPath: '#/properties/spec/properties/rollout/x-kubernetes-validations',
               keyword: 'x-kubernetes-validations',
@@ -13343,20 +14908,20 @@ function validate13(
               message: message7,
               schema: schema14.properties.spec.properties.rollout['x-kubernetes-validations'],
               parentSchema: schema14.properties.spec.properties.rollout,
-              data: data73,
+              data: data97,
             };
             if (vErrors === null) {
-              vErrors = [err157];
+              vErrors = [err221];
             } else {
-              vErrors.push(err157);
+              vErrors.push(err221);
             }
             errors++;
           }
-          if (data73 && typeof data73 == 'object' && !Array.isArray(data73)) {
-            if (data73.strategy !== undefined) {
-              let data74 = data73.strategy;
-              if (typeof data74 !== 'string') {
-                const err158 = {
+          if (data97 && typeof data97 == 'object' && !Array.isArray(data97)) {
+            if (data97.strategy !== undefined) {
+              let data98 = data97.strategy;
+              if (typeof data98 !== 'string') {
+                const err222 = {
                   instancePath: instancePath + '/spec/rollout/strategy',
                   schemaPath: '#/properties/spec/properties/rollout/properties/strategy/type',
                   keyword: 'type',
@@ -13364,17 +14929,17 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.spec.properties.rollout.properties.strategy.type,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.strategy,
-                  data: data74,
+                  data: data98,
                 };
                 if (vErrors === null) {
-                  vErrors = [err158];
+                  vErrors = [err222];
                 } else {
-                  vErrors.push(err158);
+                  vErrors.push(err222);
                 }
                 errors++;
               }
-              if (!(data74 === 'All' || data74 === 'Progressive')) {
-                const err159 = {
+              if (!(data98 === 'All' || data98 === 'Progressive')) {
+                const err223 = {
                   instancePath: instancePath + '/spec/rollout/strategy',
                   schemaPath: '#/properties/spec/properties/rollout/properties/strategy/enum',
                   keyword: 'enum',
@@ -13385,20 +14950,20 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.spec.properties.rollout.properties.strategy.enum,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.strategy,
-                  data: data74,
+                  data: data98,
                 };
                 if (vErrors === null) {
-                  vErrors = [err159];
+                  vErrors = [err223];
                 } else {
-                  vErrors.push(err159);
+                  vErrors.push(err223);
                 }
                 errors++;
               }
             }
-            if (data73.maxUnavailable !== undefined) {
-              let data75 = data73.maxUnavailable;
-              for (const message8 of keyword23(data75)) {
-                const err160 = {
+            if (data97.maxUnavailable !== undefined) {
+              let data99 = data97.maxUnavailable;
+              for (const message8 of keyword23(data99)) {
+                const err224 = {
                   instancePath: instancePath + '/spec/rollout/maxUnavailable',
                   schemaPath:
                     '#/properties/spec/properties/rollout/properties/maxUnavailable/x-kubernetes-validations',
@@ -13411,20 +14976,20 @@ function validate13(
                     ],
                   parentSchema:
                     schema14.properties.spec.properties.rollout.properties.maxUnavailable,
-                  data: data75,
+                  data: data99,
                 };
                 if (vErrors === null) {
-                  vErrors = [err160];
+                  vErrors = [err224];
                 } else {
-                  vErrors.push(err160);
+                  vErrors.push(err224);
                 }
                 errors++;
               }
             }
-            if (data73.pauseOnFailure !== undefined) {
-              let data76 = data73.pauseOnFailure;
-              if (typeof data76 !== 'boolean') {
-                const err161 = {
+            if (data97.pauseOnFailure !== undefined) {
+              let data100 = data97.pauseOnFailure;
+              if (typeof data100 !== 'boolean') {
+                const err225 = {
                   instancePath: instancePath + '/spec/rollout/pauseOnFailure',
                   schemaPath: '#/properties/spec/properties/rollout/properties/pauseOnFailure/type',
                   keyword: 'type',
@@ -13434,20 +14999,20 @@ function validate13(
                     schema14.properties.spec.properties.rollout.properties.pauseOnFailure.type,
                   parentSchema:
                     schema14.properties.spec.properties.rollout.properties.pauseOnFailure,
-                  data: data76,
+                  data: data100,
                 };
                 if (vErrors === null) {
-                  vErrors = [err161];
+                  vErrors = [err225];
                 } else {
-                  vErrors.push(err161);
+                  vErrors.push(err225);
                 }
                 errors++;
               }
             }
-            if (data73.preflight !== undefined) {
-              let data77 = data73.preflight;
-              if (typeof data77 !== 'string') {
-                const err162 = {
+            if (data97.preflight !== undefined) {
+              let data101 = data97.preflight;
+              if (typeof data101 !== 'string') {
+                const err226 = {
                   instancePath: instancePath + '/spec/rollout/preflight',
                   schemaPath: '#/properties/spec/properties/rollout/properties/preflight/type',
                   keyword: 'type',
@@ -13455,17 +15020,17 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.spec.properties.rollout.properties.preflight.type,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.preflight,
-                  data: data77,
+                  data: data101,
                 };
                 if (vErrors === null) {
-                  vErrors = [err162];
+                  vErrors = [err226];
                 } else {
-                  vErrors.push(err162);
+                  vErrors.push(err226);
                 }
                 errors++;
               }
-              if (!(data77 === 'Block' || data77 === 'Warn')) {
-                const err163 = {
+              if (!(data101 === 'Block' || data101 === 'Warn')) {
+                const err227 = {
                   instancePath: instancePath + '/spec/rollout/preflight',
                   schemaPath: '#/properties/spec/properties/rollout/properties/preflight/enum',
                   keyword: 'enum',
@@ -13476,20 +15041,20 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.spec.properties.rollout.properties.preflight.enum,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.preflight,
-                  data: data77,
+                  data: data101,
                 };
                 if (vErrors === null) {
-                  vErrors = [err163];
+                  vErrors = [err227];
                 } else {
-                  vErrors.push(err163);
+                  vErrors.push(err227);
                 }
                 errors++;
               }
             }
-            if (data73.stages !== undefined) {
-              let data78 = data73.stages;
-              for (const duplicate1 of keyword24(data78)) {
-                const err164 = {
+            if (data97.stages !== undefined) {
+              let data102 = data97.stages;
+              for (const duplicate1 of keyword24(data102)) {
+                const err228 = {
                   instancePath: instancePath + '/spec/rollout/stages',
                   schemaPath:
                     '#/properties/spec/properties/rollout/properties/stages/x-kubernetes-list-map-keys',
@@ -13501,18 +15066,18 @@ function validate13(
                       'x-kubernetes-list-map-keys'
                     ],
                   parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                  data: data78,
+                  data: data102,
                 };
                 if (vErrors === null) {
-                  vErrors = [err164];
+                  vErrors = [err228];
                 } else {
-                  vErrors.push(err164);
+                  vErrors.push(err228);
                 }
                 errors++;
               }
-              if (Array.isArray(data78)) {
-                if (data78.length > 32) {
-                  const err165 = {
+              if (Array.isArray(data102)) {
+                if (data102.length > 32) {
+                  const err229 = {
                     instancePath: instancePath + '/spec/rollout/stages',
                     schemaPath: '#/properties/spec/properties/rollout/properties/stages/maxItems',
                     keyword: 'maxItems',
@@ -13520,22 +15085,22 @@ function validate13(
                     message: 'must NOT have more than 32 items',
                     schema: 32,
                     parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                    data: data78,
+                    data: data102,
                   };
                   if (vErrors === null) {
-                    vErrors = [err165];
+                    vErrors = [err229];
                   } else {
-                    vErrors.push(err165);
+                    vErrors.push(err229);
                   }
                   errors++;
                 }
-                const len10 = data78.length;
-                for (let i10 = 0; i10 < len10; i10++) {
-                  let data79 = data78[i10];
-                  if (data79 && typeof data79 == 'object' && !Array.isArray(data79)) {
-                    if (data79.name === undefined) {
-                      const err166 = {
-                        instancePath: instancePath + '/spec/rollout/stages/' + i10,
+                const len13 = data102.length;
+                for (let i13 = 0; i13 < len13; i13++) {
+                  let data103 = data102[i13];
+                  if (data103 && typeof data103 == 'object' && !Array.isArray(data103)) {
+                    if (data103.name === undefined) {
+                      const err230 = {
+                        instancePath: instancePath + '/spec/rollout/stages/' + i13,
                         schemaPath:
                           '#/properties/spec/properties/rollout/properties/stages/items/required',
                         keyword: 'required',
@@ -13546,21 +15111,21 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.spec.properties.rollout.properties.stages.items,
-                        data: data79,
+                        data: data103,
                       };
                       if (vErrors === null) {
-                        vErrors = [err166];
+                        vErrors = [err230];
                       } else {
-                        vErrors.push(err166);
+                        vErrors.push(err230);
                       }
                       errors++;
                     }
-                    if (data79.name !== undefined) {
-                      let data80 = data79.name;
-                      if (typeof data80 === 'string') {
-                        if (func2(data80) > 63) {
-                          const err167 = {
-                            instancePath: instancePath + '/spec/rollout/stages/' + i10 + '/name',
+                    if (data103.name !== undefined) {
+                      let data104 = data103.name;
+                      if (typeof data104 === 'string') {
+                        if (func2(data104) > 63) {
+                          const err231 = {
+                            instancePath: instancePath + '/spec/rollout/stages/' + i13 + '/name',
                             schemaPath:
                               '#/properties/spec/properties/rollout/properties/stages/items/properties/name/maxLength',
                             keyword: 'maxLength',
@@ -13570,18 +15135,18 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.rollout.properties.stages.items
                                 .properties.name,
-                            data: data80,
+                            data: data104,
                           };
                           if (vErrors === null) {
-                            vErrors = [err167];
+                            vErrors = [err231];
                           } else {
-                            vErrors.push(err167);
+                            vErrors.push(err231);
                           }
                           errors++;
                         }
-                        if (func2(data80) < 1) {
-                          const err168 = {
-                            instancePath: instancePath + '/spec/rollout/stages/' + i10 + '/name',
+                        if (func2(data104) < 1) {
+                          const err232 = {
+                            instancePath: instancePath + '/spec/rollout/stages/' + i13 + '/name',
                             schemaPath:
                               '#/properties/spec/properties/rollout/properties/stages/items/properties/name/minLength',
                             keyword: 'minLength',
@@ -13591,18 +15156,18 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.rollout.properties.stages.items
                                 .properties.name,
-                            data: data80,
+                            data: data104,
                           };
                           if (vErrors === null) {
-                            vErrors = [err168];
+                            vErrors = [err232];
                           } else {
-                            vErrors.push(err168);
+                            vErrors.push(err232);
                           }
                           errors++;
                         }
                       } else {
-                        const err169 = {
-                          instancePath: instancePath + '/spec/rollout/stages/' + i10 + '/name',
+                        const err233 = {
+                          instancePath: instancePath + '/spec/rollout/stages/' + i13 + '/name',
                           schemaPath:
                             '#/properties/spec/properties/rollout/properties/stages/items/properties/name/type',
                           keyword: 'type',
@@ -13614,30 +15179,30 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.name,
-                          data: data80,
+                          data: data104,
                         };
                         if (vErrors === null) {
-                          vErrors = [err169];
+                          vErrors = [err233];
                         } else {
-                          vErrors.push(err169);
+                          vErrors.push(err233);
                         }
                         errors++;
                       }
                     }
-                    if (data79.namespaceSelector !== undefined) {
-                      let data81 = data79.namespaceSelector;
-                      if (data81 && typeof data81 == 'object' && !Array.isArray(data81)) {
-                        if (data81.matchLabels !== undefined) {
-                          let data82 = data81.matchLabels;
-                          if (data82 && typeof data82 == 'object' && !Array.isArray(data82)) {
-                            for (const key2 in data82) {
-                              let data83 = data82[key2];
-                              if (typeof data83 !== 'string') {
-                                const err170 = {
+                    if (data103.namespaceSelector !== undefined) {
+                      let data105 = data103.namespaceSelector;
+                      if (data105 && typeof data105 == 'object' && !Array.isArray(data105)) {
+                        if (data105.matchLabels !== undefined) {
+                          let data106 = data105.matchLabels;
+                          if (data106 && typeof data106 == 'object' && !Array.isArray(data106)) {
+                            for (const key2 in data106) {
+                              let data107 = data106[key2];
+                              if (typeof data107 !== 'string') {
+                                const err234 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
-                                    i10 +
+                                    i13 +
                                     '/namespaceSelector/matchLabels/' +
                                     key2.replace(/~/g, '~0').replace(/\//g, '~1'),
                                   schemaPath:
@@ -13653,22 +15218,22 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.namespaceSelector.properties.matchLabels
                                       .additionalProperties,
-                                  data: data83,
+                                  data: data107,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err170];
+                                  vErrors = [err234];
                                 } else {
-                                  vErrors.push(err170);
+                                  vErrors.push(err234);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err171 = {
+                            const err235 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
-                                i10 +
+                                i13 +
                                 '/namespaceSelector/matchLabels',
                               schemaPath:
                                 '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchLabels/type',
@@ -13681,31 +15246,35 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.namespaceSelector.properties.matchLabels,
-                              data: data82,
+                              data: data106,
                             };
                             if (vErrors === null) {
-                              vErrors = [err171];
+                              vErrors = [err235];
                             } else {
-                              vErrors.push(err171);
+                              vErrors.push(err235);
                             }
                             errors++;
                           }
                         }
-                        if (data81.matchExpressions !== undefined) {
-                          let data84 = data81.matchExpressions;
-                          if (Array.isArray(data84)) {
-                            const len11 = data84.length;
-                            for (let i11 = 0; i11 < len11; i11++) {
-                              let data85 = data84[i11];
-                              if (data85 && typeof data85 == 'object' && !Array.isArray(data85)) {
-                                if (data85.key === undefined) {
-                                  const err172 = {
+                        if (data105.matchExpressions !== undefined) {
+                          let data108 = data105.matchExpressions;
+                          if (Array.isArray(data108)) {
+                            const len14 = data108.length;
+                            for (let i14 = 0; i14 < len14; i14++) {
+                              let data109 = data108[i14];
+                              if (
+                                data109 &&
+                                typeof data109 == 'object' &&
+                                !Array.isArray(data109)
+                              ) {
+                                if (data109.key === undefined) {
+                                  const err236 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
-                                      i10 +
+                                      i13 +
                                       '/namespaceSelector/matchExpressions/' +
-                                      i11,
+                                      i14,
                                     schemaPath:
                                       '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/required',
                                     keyword: 'required',
@@ -13719,23 +15288,23 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.namespaceSelector.properties
                                         .matchExpressions.items,
-                                    data: data85,
+                                    data: data109,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err172];
+                                    vErrors = [err236];
                                   } else {
-                                    vErrors.push(err172);
+                                    vErrors.push(err236);
                                   }
                                   errors++;
                                 }
-                                if (data85.operator === undefined) {
-                                  const err173 = {
+                                if (data109.operator === undefined) {
+                                  const err237 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
-                                      i10 +
+                                      i13 +
                                       '/namespaceSelector/matchExpressions/' +
-                                      i11,
+                                      i14,
                                     schemaPath:
                                       '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/required',
                                     keyword: 'required',
@@ -13749,25 +15318,25 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.namespaceSelector.properties
                                         .matchExpressions.items,
-                                    data: data85,
+                                    data: data109,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err173];
+                                    vErrors = [err237];
                                   } else {
-                                    vErrors.push(err173);
+                                    vErrors.push(err237);
                                   }
                                   errors++;
                                 }
-                                if (data85.key !== undefined) {
-                                  let data86 = data85.key;
-                                  if (typeof data86 !== 'string') {
-                                    const err174 = {
+                                if (data109.key !== undefined) {
+                                  let data110 = data109.key;
+                                  if (typeof data110 !== 'string') {
+                                    const err238 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
+                                        i13 +
                                         '/namespaceSelector/matchExpressions/' +
-                                        i11 +
+                                        i14 +
                                         '/key',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/properties/key/type',
@@ -13782,26 +15351,26 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.key,
-                                      data: data86,
+                                      data: data110,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err174];
+                                      vErrors = [err238];
                                     } else {
-                                      vErrors.push(err174);
+                                      vErrors.push(err238);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data85.operator !== undefined) {
-                                  let data87 = data85.operator;
-                                  if (typeof data87 !== 'string') {
-                                    const err175 = {
+                                if (data109.operator !== undefined) {
+                                  let data111 = data109.operator;
+                                  if (typeof data111 !== 'string') {
+                                    const err239 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
+                                        i13 +
                                         '/namespaceSelector/matchExpressions/' +
-                                        i11 +
+                                        i14 +
                                         '/operator',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/properties/operator/type',
@@ -13816,28 +15385,28 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data87,
+                                      data: data111,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err175];
+                                      vErrors = [err239];
                                     } else {
-                                      vErrors.push(err175);
+                                      vErrors.push(err239);
                                     }
                                     errors++;
                                   }
                                   if (!(
-                                    data87 === 'In' ||
-                                    data87 === 'NotIn' ||
-                                    data87 === 'Exists' ||
-                                    data87 === 'DoesNotExist'
+                                    data111 === 'In' ||
+                                    data111 === 'NotIn' ||
+                                    data111 === 'Exists' ||
+                                    data111 === 'DoesNotExist'
                                   )) {
-                                    const err176 = {
+                                    const err240 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
+                                        i13 +
                                         '/namespaceSelector/matchExpressions/' +
-                                        i11 +
+                                        i14 +
                                         '/operator',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/properties/operator/enum',
@@ -13857,32 +15426,32 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data87,
+                                      data: data111,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err176];
+                                      vErrors = [err240];
                                     } else {
-                                      vErrors.push(err176);
+                                      vErrors.push(err240);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data85.values !== undefined) {
-                                  let data88 = data85.values;
-                                  if (Array.isArray(data88)) {
-                                    const len12 = data88.length;
-                                    for (let i12 = 0; i12 < len12; i12++) {
-                                      let data89 = data88[i12];
-                                      if (typeof data89 !== 'string') {
-                                        const err177 = {
+                                if (data109.values !== undefined) {
+                                  let data112 = data109.values;
+                                  if (Array.isArray(data112)) {
+                                    const len15 = data112.length;
+                                    for (let i15 = 0; i15 < len15; i15++) {
+                                      let data113 = data112[i15];
+                                      if (typeof data113 !== 'string') {
+                                        const err241 = {
                                           instancePath:
                                             instancePath +
                                             '/spec/rollout/stages/' +
-                                            i10 +
+                                            i13 +
                                             '/namespaceSelector/matchExpressions/' +
-                                            i11 +
+                                            i14 +
                                             '/values/' +
-                                            i12,
+                                            i15,
                                           schemaPath:
                                             '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/properties/values/items/type',
                                           keyword: 'type',
@@ -13896,24 +15465,24 @@ function validate13(
                                             schema14.properties.spec.properties.rollout.properties
                                               .stages.items.properties.namespaceSelector.properties
                                               .matchExpressions.items.properties.values.items,
-                                          data: data89,
+                                          data: data113,
                                         };
                                         if (vErrors === null) {
-                                          vErrors = [err177];
+                                          vErrors = [err241];
                                         } else {
-                                          vErrors.push(err177);
+                                          vErrors.push(err241);
                                         }
                                         errors++;
                                       }
                                     }
                                   } else {
-                                    const err178 = {
+                                    const err242 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
+                                        i13 +
                                         '/namespaceSelector/matchExpressions/' +
-                                        i11 +
+                                        i14 +
                                         '/values',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/properties/values/type',
@@ -13928,24 +15497,24 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.values,
-                                      data: data88,
+                                      data: data112,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err178];
+                                      vErrors = [err242];
                                     } else {
-                                      vErrors.push(err178);
+                                      vErrors.push(err242);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err179 = {
+                                const err243 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
-                                    i10 +
+                                    i13 +
                                     '/namespaceSelector/matchExpressions/' +
-                                    i11,
+                                    i14,
                                   schemaPath:
                                     '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/items/type',
                                   keyword: 'type',
@@ -13959,22 +15528,22 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.namespaceSelector.properties
                                       .matchExpressions.items,
-                                  data: data85,
+                                  data: data109,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err179];
+                                  vErrors = [err243];
                                 } else {
-                                  vErrors.push(err179);
+                                  vErrors.push(err243);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err180 = {
+                            const err244 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
-                                i10 +
+                                i13 +
                                 '/namespaceSelector/matchExpressions',
                               schemaPath:
                                 '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/properties/matchExpressions/type',
@@ -13987,20 +15556,20 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.namespaceSelector.properties.matchExpressions,
-                              data: data84,
+                              data: data108,
                             };
                             if (vErrors === null) {
-                              vErrors = [err180];
+                              vErrors = [err244];
                             } else {
-                              vErrors.push(err180);
+                              vErrors.push(err244);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err181 = {
+                        const err245 = {
                           instancePath:
-                            instancePath + '/spec/rollout/stages/' + i10 + '/namespaceSelector',
+                            instancePath + '/spec/rollout/stages/' + i13 + '/namespaceSelector',
                           schemaPath:
                             '#/properties/spec/properties/rollout/properties/stages/items/properties/namespaceSelector/type',
                           keyword: 'type',
@@ -14012,30 +15581,30 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.namespaceSelector,
-                          data: data81,
+                          data: data105,
                         };
                         if (vErrors === null) {
-                          vErrors = [err181];
+                          vErrors = [err245];
                         } else {
-                          vErrors.push(err181);
+                          vErrors.push(err245);
                         }
                         errors++;
                       }
                     }
-                    if (data79.instanceSelector !== undefined) {
-                      let data90 = data79.instanceSelector;
-                      if (data90 && typeof data90 == 'object' && !Array.isArray(data90)) {
-                        if (data90.matchLabels !== undefined) {
-                          let data91 = data90.matchLabels;
-                          if (data91 && typeof data91 == 'object' && !Array.isArray(data91)) {
-                            for (const key3 in data91) {
-                              let data92 = data91[key3];
-                              if (typeof data92 !== 'string') {
-                                const err182 = {
+                    if (data103.instanceSelector !== undefined) {
+                      let data114 = data103.instanceSelector;
+                      if (data114 && typeof data114 == 'object' && !Array.isArray(data114)) {
+                        if (data114.matchLabels !== undefined) {
+                          let data115 = data114.matchLabels;
+                          if (data115 && typeof data115 == 'object' && !Array.isArray(data115)) {
+                            for (const key3 in data115) {
+                              let data116 = data115[key3];
+                              if (typeof data116 !== 'string') {
+                                const err246 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
-                                    i10 +
+                                    i13 +
                                     '/instanceSelector/matchLabels/' +
                                     key3.replace(/~/g, '~0').replace(/\//g, '~1'),
                                   schemaPath:
@@ -14051,22 +15620,22 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.instanceSelector.properties.matchLabels
                                       .additionalProperties,
-                                  data: data92,
+                                  data: data116,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err182];
+                                  vErrors = [err246];
                                 } else {
-                                  vErrors.push(err182);
+                                  vErrors.push(err246);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err183 = {
+                            const err247 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
-                                i10 +
+                                i13 +
                                 '/instanceSelector/matchLabels',
                               schemaPath:
                                 '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchLabels/type',
@@ -14079,31 +15648,35 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.instanceSelector.properties.matchLabels,
-                              data: data91,
+                              data: data115,
                             };
                             if (vErrors === null) {
-                              vErrors = [err183];
+                              vErrors = [err247];
                             } else {
-                              vErrors.push(err183);
+                              vErrors.push(err247);
                             }
                             errors++;
                           }
                         }
-                        if (data90.matchExpressions !== undefined) {
-                          let data93 = data90.matchExpressions;
-                          if (Array.isArray(data93)) {
-                            const len13 = data93.length;
-                            for (let i13 = 0; i13 < len13; i13++) {
-                              let data94 = data93[i13];
-                              if (data94 && typeof data94 == 'object' && !Array.isArray(data94)) {
-                                if (data94.key === undefined) {
-                                  const err184 = {
+                        if (data114.matchExpressions !== undefined) {
+                          let data117 = data114.matchExpressions;
+                          if (Array.isArray(data117)) {
+                            const len16 = data117.length;
+                            for (let i16 = 0; i16 < len16; i16++) {
+                              let data118 = data117[i16];
+                              if (
+                                data118 &&
+                                typeof data118 == 'object' &&
+                                !Array.isArray(data118)
+                              ) {
+                                if (data118.key === undefined) {
+                                  const err248 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
-                                      i10 +
+                                      i13 +
                                       '/instanceSelector/matchExpressions/' +
-                                      i13,
+                                      i16,
                                     schemaPath:
                                       '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/required',
                                     keyword: 'required',
@@ -14117,23 +15690,23 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.instanceSelector.properties
                                         .matchExpressions.items,
-                                    data: data94,
+                                    data: data118,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err184];
+                                    vErrors = [err248];
                                   } else {
-                                    vErrors.push(err184);
+                                    vErrors.push(err248);
                                   }
                                   errors++;
                                 }
-                                if (data94.operator === undefined) {
-                                  const err185 = {
+                                if (data118.operator === undefined) {
+                                  const err249 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
-                                      i10 +
+                                      i13 +
                                       '/instanceSelector/matchExpressions/' +
-                                      i13,
+                                      i16,
                                     schemaPath:
                                       '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/required',
                                     keyword: 'required',
@@ -14147,25 +15720,25 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.instanceSelector.properties
                                         .matchExpressions.items,
-                                    data: data94,
+                                    data: data118,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err185];
+                                    vErrors = [err249];
                                   } else {
-                                    vErrors.push(err185);
+                                    vErrors.push(err249);
                                   }
                                   errors++;
                                 }
-                                if (data94.key !== undefined) {
-                                  let data95 = data94.key;
-                                  if (typeof data95 !== 'string') {
-                                    const err186 = {
+                                if (data118.key !== undefined) {
+                                  let data119 = data118.key;
+                                  if (typeof data119 !== 'string') {
+                                    const err250 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
-                                        '/instanceSelector/matchExpressions/' +
                                         i13 +
+                                        '/instanceSelector/matchExpressions/' +
+                                        i16 +
                                         '/key',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/properties/key/type',
@@ -14180,26 +15753,26 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.key,
-                                      data: data95,
+                                      data: data119,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err186];
+                                      vErrors = [err250];
                                     } else {
-                                      vErrors.push(err186);
+                                      vErrors.push(err250);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data94.operator !== undefined) {
-                                  let data96 = data94.operator;
-                                  if (typeof data96 !== 'string') {
-                                    const err187 = {
+                                if (data118.operator !== undefined) {
+                                  let data120 = data118.operator;
+                                  if (typeof data120 !== 'string') {
+                                    const err251 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
-                                        '/instanceSelector/matchExpressions/' +
                                         i13 +
+                                        '/instanceSelector/matchExpressions/' +
+                                        i16 +
                                         '/operator',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/properties/operator/type',
@@ -14214,28 +15787,28 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data96,
+                                      data: data120,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err187];
+                                      vErrors = [err251];
                                     } else {
-                                      vErrors.push(err187);
+                                      vErrors.push(err251);
                                     }
                                     errors++;
                                   }
                                   if (!(
-                                    data96 === 'In' ||
-                                    data96 === 'NotIn' ||
-                                    data96 === 'Exists' ||
-                                    data96 === 'DoesNotExist'
+                                    data120 === 'In' ||
+                                    data120 === 'NotIn' ||
+                                    data120 === 'Exists' ||
+                                    data120 === 'DoesNotExist'
                                   )) {
-                                    const err188 = {
+                                    const err252 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
-                                        '/instanceSelector/matchExpressions/' +
                                         i13 +
+                                        '/instanceSelector/matchExpressions/' +
+                                        i16 +
                                         '/operator',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/properties/operator/enum',
@@ -14255,32 +15828,32 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data96,
+                                      data: data120,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err188];
+                                      vErrors = [err252];
                                     } else {
-                                      vErrors.push(err188);
+                                      vErrors.push(err252);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data94.values !== undefined) {
-                                  let data97 = data94.values;
-                                  if (Array.isArray(data97)) {
-                                    const len14 = data97.length;
-                                    for (let i14 = 0; i14 < len14; i14++) {
-                                      let data98 = data97[i14];
-                                      if (typeof data98 !== 'string') {
-                                        const err189 = {
+                                if (data118.values !== undefined) {
+                                  let data121 = data118.values;
+                                  if (Array.isArray(data121)) {
+                                    const len17 = data121.length;
+                                    for (let i17 = 0; i17 < len17; i17++) {
+                                      let data122 = data121[i17];
+                                      if (typeof data122 !== 'string') {
+                                        const err253 = {
                                           instancePath:
                                             instancePath +
                                             '/spec/rollout/stages/' +
-                                            i10 +
-                                            '/instanceSelector/matchExpressions/' +
                                             i13 +
+                                            '/instanceSelector/matchExpressions/' +
+                                            i16 +
                                             '/values/' +
-                                            i14,
+                                            i17,
                                           schemaPath:
                                             '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/properties/values/items/type',
                                           keyword: 'type',
@@ -14294,24 +15867,24 @@ function validate13(
                                             schema14.properties.spec.properties.rollout.properties
                                               .stages.items.properties.instanceSelector.properties
                                               .matchExpressions.items.properties.values.items,
-                                          data: data98,
+                                          data: data122,
                                         };
                                         if (vErrors === null) {
-                                          vErrors = [err189];
+                                          vErrors = [err253];
                                         } else {
-                                          vErrors.push(err189);
+                                          vErrors.push(err253);
                                         }
                                         errors++;
                                       }
                                     }
                                   } else {
-                                    const err190 = {
+                                    const err254 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
-                                        i10 +
-                                        '/instanceSelector/matchExpressions/' +
                                         i13 +
+                                        '/instanceSelector/matchExpressions/' +
+                                        i16 +
                                         '/values',
                                       schemaPath:
                                         '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/properties/values/type',
@@ -14326,24 +15899,24 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.values,
-                                      data: data97,
+                                      data: data121,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err190];
+                                      vErrors = [err254];
                                     } else {
-                                      vErrors.push(err190);
+                                      vErrors.push(err254);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err191 = {
+                                const err255 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
-                                    i10 +
+                                    i13 +
                                     '/instanceSelector/matchExpressions/' +
-                                    i13,
+                                    i16,
                                   schemaPath:
                                     '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/items/type',
                                   keyword: 'type',
@@ -14357,22 +15930,22 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.instanceSelector.properties.matchExpressions
                                       .items,
-                                  data: data94,
+                                  data: data118,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err191];
+                                  vErrors = [err255];
                                 } else {
-                                  vErrors.push(err191);
+                                  vErrors.push(err255);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err192 = {
+                            const err256 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
-                                i10 +
+                                i13 +
                                 '/instanceSelector/matchExpressions',
                               schemaPath:
                                 '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/properties/matchExpressions/type',
@@ -14385,20 +15958,20 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.instanceSelector.properties.matchExpressions,
-                              data: data93,
+                              data: data117,
                             };
                             if (vErrors === null) {
-                              vErrors = [err192];
+                              vErrors = [err256];
                             } else {
-                              vErrors.push(err192);
+                              vErrors.push(err256);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err193 = {
+                        const err257 = {
                           instancePath:
-                            instancePath + '/spec/rollout/stages/' + i10 + '/instanceSelector',
+                            instancePath + '/spec/rollout/stages/' + i13 + '/instanceSelector',
                           schemaPath:
                             '#/properties/spec/properties/rollout/properties/stages/items/properties/instanceSelector/type',
                           keyword: 'type',
@@ -14410,19 +15983,19 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.instanceSelector,
-                          data: data90,
+                          data: data114,
                         };
                         if (vErrors === null) {
-                          vErrors = [err193];
+                          vErrors = [err257];
                         } else {
-                          vErrors.push(err193);
+                          vErrors.push(err257);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err194 = {
-                      instancePath: instancePath + '/spec/rollout/stages/' + i10,
+                    const err258 = {
+                      instancePath: instancePath + '/spec/rollout/stages/' + i13,
                       schemaPath:
                         '#/properties/spec/properties/rollout/properties/stages/items/type',
                       keyword: 'type',
@@ -14432,18 +16005,18 @@ function validate13(
                         schema14.properties.spec.properties.rollout.properties.stages.items.type,
                       parentSchema:
                         schema14.properties.spec.properties.rollout.properties.stages.items,
-                      data: data79,
+                      data: data103,
                     };
                     if (vErrors === null) {
-                      vErrors = [err194];
+                      vErrors = [err258];
                     } else {
-                      vErrors.push(err194);
+                      vErrors.push(err258);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err195 = {
+                const err259 = {
                   instancePath: instancePath + '/spec/rollout/stages',
                   schemaPath: '#/properties/spec/properties/rollout/properties/stages/type',
                   keyword: 'type',
@@ -14451,18 +16024,18 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.spec.properties.rollout.properties.stages.type,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                  data: data78,
+                  data: data102,
                 };
                 if (vErrors === null) {
-                  vErrors = [err195];
+                  vErrors = [err259];
                 } else {
-                  vErrors.push(err195);
+                  vErrors.push(err259);
                 }
                 errors++;
               }
             }
           } else {
-            const err196 = {
+            const err260 = {
               instancePath: instancePath + '/spec/rollout',
               schemaPath: '#/properties/spec/properties/rollout/type',
               keyword: 'type',
@@ -14470,18 +16043,18 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.spec.properties.rollout.type,
               parentSchema: schema14.properties.spec.properties.rollout,
-              data: data73,
+              data: data97,
             };
             if (vErrors === null) {
-              vErrors = [err196];
+              vErrors = [err260];
             } else {
-              vErrors.push(err196);
+              vErrors.push(err260);
             }
             errors++;
           }
         }
       } else {
-        const err197 = {
+        const err261 = {
           instancePath: instancePath + '/spec',
           schemaPath: '#/properties/spec/type',
           keyword: 'type',
@@ -14492,25 +16065,25 @@ function validate13(
           data: data3,
         };
         if (vErrors === null) {
-          vErrors = [err197];
+          vErrors = [err261];
         } else {
-          vErrors.push(err197);
+          vErrors.push(err261);
         }
         errors++;
       }
     }
     if (data.status !== undefined) {
-      let data99 = data.status;
-      if (data99 && typeof data99 == 'object' && !Array.isArray(data99)) {
-        if (data99.observedGeneration !== undefined) {
-          let data100 = data99.observedGeneration;
+      let data123 = data.status;
+      if (data123 && typeof data123 == 'object' && !Array.isArray(data123)) {
+        if (data123.observedGeneration !== undefined) {
+          let data124 = data123.observedGeneration;
           if (!(
-            typeof data100 == 'number' &&
-            !(data100 % 1) &&
-            !isNaN(data100) &&
-            isFinite(data100)
+            typeof data124 == 'number' &&
+            !(data124 % 1) &&
+            !isNaN(data124) &&
+            isFinite(data124)
           )) {
-            const err198 = {
+            const err262 = {
               instancePath: instancePath + '/status/observedGeneration',
               schemaPath: '#/properties/status/properties/observedGeneration/type',
               keyword: 'type',
@@ -14518,18 +16091,18 @@ function validate13(
               message: 'must be integer',
               schema: schema14.properties.status.properties.observedGeneration.type,
               parentSchema: schema14.properties.status.properties.observedGeneration,
-              data: data100,
+              data: data124,
             };
             if (vErrors === null) {
-              vErrors = [err198];
+              vErrors = [err262];
             } else {
-              vErrors.push(err198);
+              vErrors.push(err262);
             }
             errors++;
           }
-          if (typeof data100 == 'number' && isFinite(data100)) {
-            if (!formats0.validate(data100)) {
-              const err199 = {
+          if (typeof data124 == 'number' && isFinite(data124)) {
+            if (!formats0.validate(data124)) {
+              const err263 = {
                 instancePath: instancePath + '/status/observedGeneration',
                 schemaPath: '#/properties/status/properties/observedGeneration/format',
                 keyword: 'format',
@@ -14537,21 +16110,21 @@ function validate13(
                 message: 'must match format "' + 'int64' + '"',
                 schema: 'int64',
                 parentSchema: schema14.properties.status.properties.observedGeneration,
-                data: data100,
+                data: data124,
               };
               if (vErrors === null) {
-                vErrors = [err199];
+                vErrors = [err263];
               } else {
-                vErrors.push(err199);
+                vErrors.push(err263);
               }
               errors++;
             }
           }
         }
-        if (data99.phase !== undefined) {
-          let data101 = data99.phase;
-          if (typeof data101 !== 'string') {
-            const err200 = {
+        if (data123.phase !== undefined) {
+          let data125 = data123.phase;
+          if (typeof data125 !== 'string') {
+            const err264 = {
               instancePath: instancePath + '/status/phase',
               schemaPath: '#/properties/status/properties/phase/type',
               keyword: 'type',
@@ -14559,17 +16132,17 @@ function validate13(
               message: 'must be string',
               schema: schema14.properties.status.properties.phase.type,
               parentSchema: schema14.properties.status.properties.phase,
-              data: data101,
+              data: data125,
             };
             if (vErrors === null) {
-              vErrors = [err200];
+              vErrors = [err264];
             } else {
-              vErrors.push(err200);
+              vErrors.push(err264);
             }
             errors++;
           }
-          if (!(data101 === 'Valid' || data101 === 'Invalid' || data101 === 'Error')) {
-            const err201 = {
+          if (!(data125 === 'Valid' || data125 === 'Invalid' || data125 === 'Error')) {
+            const err265 = {
               instancePath: instancePath + '/status/phase',
               schemaPath: '#/properties/status/properties/phase/enum',
               keyword: 'enum',
@@ -14577,25 +16150,25 @@ function validate13(
               message: 'must be equal to one of the allowed values',
               schema: schema14.properties.status.properties.phase.enum,
               parentSchema: schema14.properties.status.properties.phase,
-              data: data101,
+              data: data125,
             };
             if (vErrors === null) {
-              vErrors = [err201];
+              vErrors = [err265];
             } else {
-              vErrors.push(err201);
+              vErrors.push(err265);
             }
             errors++;
           }
         }
-        if (data99.latestRevision !== undefined) {
-          let data102 = data99.latestRevision;
+        if (data123.latestRevision !== undefined) {
+          let data126 = data123.latestRevision;
           if (!(
-            typeof data102 == 'number' &&
-            !(data102 % 1) &&
-            !isNaN(data102) &&
-            isFinite(data102)
+            typeof data126 == 'number' &&
+            !(data126 % 1) &&
+            !isNaN(data126) &&
+            isFinite(data126)
           )) {
-            const err202 = {
+            const err266 = {
               instancePath: instancePath + '/status/latestRevision',
               schemaPath: '#/properties/status/properties/latestRevision/type',
               keyword: 'type',
@@ -14603,18 +16176,18 @@ function validate13(
               message: 'must be integer',
               schema: schema14.properties.status.properties.latestRevision.type,
               parentSchema: schema14.properties.status.properties.latestRevision,
-              data: data102,
+              data: data126,
             };
             if (vErrors === null) {
-              vErrors = [err202];
+              vErrors = [err266];
             } else {
-              vErrors.push(err202);
+              vErrors.push(err266);
             }
             errors++;
           }
-          if (typeof data102 == 'number' && isFinite(data102)) {
-            if (!formats0.validate(data102)) {
-              const err203 = {
+          if (typeof data126 == 'number' && isFinite(data126)) {
+            if (!formats0.validate(data126)) {
+              const err267 = {
                 instancePath: instancePath + '/status/latestRevision',
                 schemaPath: '#/properties/status/properties/latestRevision/format',
                 keyword: 'format',
@@ -14622,22 +16195,22 @@ function validate13(
                 message: 'must match format "' + 'int64' + '"',
                 schema: 'int64',
                 parentSchema: schema14.properties.status.properties.latestRevision,
-                data: data102,
+                data: data126,
               };
               if (vErrors === null) {
-                vErrors = [err203];
+                vErrors = [err267];
               } else {
-                vErrors.push(err203);
+                vErrors.push(err267);
               }
               errors++;
             }
           }
         }
-        if (data99.revisions !== undefined) {
-          let data103 = data99.revisions;
-          if (Array.isArray(data103)) {
-            if (data103.length > 1000) {
-              const err204 = {
+        if (data123.revisions !== undefined) {
+          let data127 = data123.revisions;
+          if (Array.isArray(data127)) {
+            if (data127.length > 1000) {
+              const err268 = {
                 instancePath: instancePath + '/status/revisions',
                 schemaPath: '#/properties/status/properties/revisions/maxItems',
                 keyword: 'maxItems',
@@ -14645,47 +16218,47 @@ function validate13(
                 message: 'must NOT have more than 1000 items',
                 schema: 1000,
                 parentSchema: schema14.properties.status.properties.revisions,
-                data: data103,
+                data: data127,
               };
               if (vErrors === null) {
-                vErrors = [err204];
+                vErrors = [err268];
               } else {
-                vErrors.push(err204);
+                vErrors.push(err268);
               }
               errors++;
             }
-            const len15 = data103.length;
-            for (let i15 = 0; i15 < len15; i15++) {
-              let data104 = data103[i15];
-              if (data104 && typeof data104 == 'object' && !Array.isArray(data104)) {
-                if (data104.revision === undefined) {
-                  const err205 = {
-                    instancePath: instancePath + '/status/revisions/' + i15,
+            const len18 = data127.length;
+            for (let i18 = 0; i18 < len18; i18++) {
+              let data128 = data127[i18];
+              if (data128 && typeof data128 == 'object' && !Array.isArray(data128)) {
+                if (data128.revision === undefined) {
+                  const err269 = {
+                    instancePath: instancePath + '/status/revisions/' + i18,
                     schemaPath: '#/properties/status/properties/revisions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'revision' },
                     message: "must have required property '" + 'revision' + "'",
                     schema: schema14.properties.status.properties.revisions.items.required,
                     parentSchema: schema14.properties.status.properties.revisions.items,
-                    data: data104,
+                    data: data128,
                   };
                   if (vErrors === null) {
-                    vErrors = [err205];
+                    vErrors = [err269];
                   } else {
-                    vErrors.push(err205);
+                    vErrors.push(err269);
                   }
                   errors++;
                 }
-                if (data104.revision !== undefined) {
-                  let data105 = data104.revision;
+                if (data128.revision !== undefined) {
+                  let data129 = data128.revision;
                   if (!(
-                    typeof data105 == 'number' &&
-                    !(data105 % 1) &&
-                    !isNaN(data105) &&
-                    isFinite(data105)
+                    typeof data129 == 'number' &&
+                    !(data129 % 1) &&
+                    !isNaN(data129) &&
+                    isFinite(data129)
                   )) {
-                    const err206 = {
-                      instancePath: instancePath + '/status/revisions/' + i15 + '/revision',
+                    const err270 = {
+                      instancePath: instancePath + '/status/revisions/' + i18 + '/revision',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/revision/type',
                       keyword: 'type',
@@ -14696,19 +16269,19 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.revision,
-                      data: data105,
+                      data: data129,
                     };
                     if (vErrors === null) {
-                      vErrors = [err206];
+                      vErrors = [err270];
                     } else {
-                      vErrors.push(err206);
+                      vErrors.push(err270);
                     }
                     errors++;
                   }
-                  if (typeof data105 == 'number' && isFinite(data105)) {
-                    if (!formats0.validate(data105)) {
-                      const err207 = {
-                        instancePath: instancePath + '/status/revisions/' + i15 + '/revision',
+                  if (typeof data129 == 'number' && isFinite(data129)) {
+                    if (!formats0.validate(data129)) {
+                      const err271 = {
+                        instancePath: instancePath + '/status/revisions/' + i18 + '/revision',
                         schemaPath:
                           '#/properties/status/properties/revisions/items/properties/revision/format',
                         keyword: 'format',
@@ -14717,22 +16290,22 @@ function validate13(
                         schema: 'int64',
                         parentSchema:
                           schema14.properties.status.properties.revisions.items.properties.revision,
-                        data: data105,
+                        data: data129,
                       };
                       if (vErrors === null) {
-                        vErrors = [err207];
+                        vErrors = [err271];
                       } else {
-                        vErrors.push(err207);
+                        vErrors.push(err271);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data104.hash !== undefined) {
-                  let data106 = data104.hash;
-                  if (typeof data106 !== 'string') {
-                    const err208 = {
-                      instancePath: instancePath + '/status/revisions/' + i15 + '/hash',
+                if (data128.hash !== undefined) {
+                  let data130 = data128.hash;
+                  if (typeof data130 !== 'string') {
+                    const err272 = {
+                      instancePath: instancePath + '/status/revisions/' + i18 + '/hash',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/hash/type',
                       keyword: 'type',
@@ -14742,26 +16315,26 @@ function validate13(
                         schema14.properties.status.properties.revisions.items.properties.hash.type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.hash,
-                      data: data106,
+                      data: data130,
                     };
                     if (vErrors === null) {
-                      vErrors = [err208];
+                      vErrors = [err272];
                     } else {
-                      vErrors.push(err208);
+                      vErrors.push(err272);
                     }
                     errors++;
                   }
                 }
-                if (data104.pinned !== undefined) {
-                  let data107 = data104.pinned;
+                if (data128.pinned !== undefined) {
+                  let data131 = data128.pinned;
                   if (!(
-                    typeof data107 == 'number' &&
-                    !(data107 % 1) &&
-                    !isNaN(data107) &&
-                    isFinite(data107)
+                    typeof data131 == 'number' &&
+                    !(data131 % 1) &&
+                    !isNaN(data131) &&
+                    isFinite(data131)
                   )) {
-                    const err209 = {
-                      instancePath: instancePath + '/status/revisions/' + i15 + '/pinned',
+                    const err273 = {
+                      instancePath: instancePath + '/status/revisions/' + i18 + '/pinned',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/pinned/type',
                       keyword: 'type',
@@ -14772,19 +16345,19 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.pinned,
-                      data: data107,
+                      data: data131,
                     };
                     if (vErrors === null) {
-                      vErrors = [err209];
+                      vErrors = [err273];
                     } else {
-                      vErrors.push(err209);
+                      vErrors.push(err273);
                     }
                     errors++;
                   }
-                  if (typeof data107 == 'number' && isFinite(data107)) {
-                    if (!formats0.validate(data107)) {
-                      const err210 = {
-                        instancePath: instancePath + '/status/revisions/' + i15 + '/pinned',
+                  if (typeof data131 == 'number' && isFinite(data131)) {
+                    if (!formats0.validate(data131)) {
+                      const err274 = {
+                        instancePath: instancePath + '/status/revisions/' + i18 + '/pinned',
                         schemaPath:
                           '#/properties/status/properties/revisions/items/properties/pinned/format',
                         keyword: 'format',
@@ -14793,38 +16366,38 @@ function validate13(
                         schema: 'int64',
                         parentSchema:
                           schema14.properties.status.properties.revisions.items.properties.pinned,
-                        data: data107,
+                        data: data131,
                       };
                       if (vErrors === null) {
-                        vErrors = [err210];
+                        vErrors = [err274];
                       } else {
-                        vErrors.push(err210);
+                        vErrors.push(err274);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err211 = {
-                  instancePath: instancePath + '/status/revisions/' + i15,
+                const err275 = {
+                  instancePath: instancePath + '/status/revisions/' + i18,
                   schemaPath: '#/properties/status/properties/revisions/items/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
                   schema: schema14.properties.status.properties.revisions.items.type,
                   parentSchema: schema14.properties.status.properties.revisions.items,
-                  data: data104,
+                  data: data128,
                 };
                 if (vErrors === null) {
-                  vErrors = [err211];
+                  vErrors = [err275];
                 } else {
-                  vErrors.push(err211);
+                  vErrors.push(err275);
                 }
                 errors++;
               }
             }
           } else {
-            const err212 = {
+            const err276 = {
               instancePath: instancePath + '/status/revisions',
               schemaPath: '#/properties/status/properties/revisions/type',
               keyword: 'type',
@@ -14832,28 +16405,28 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.status.properties.revisions.type,
               parentSchema: schema14.properties.status.properties.revisions,
-              data: data103,
+              data: data127,
             };
             if (vErrors === null) {
-              vErrors = [err212];
+              vErrors = [err276];
             } else {
-              vErrors.push(err212);
+              vErrors.push(err276);
             }
             errors++;
           }
         }
-        if (data99.rollout !== undefined) {
-          let data108 = data99.rollout;
-          if (data108 && typeof data108 == 'object' && !Array.isArray(data108)) {
-            if (data108.revision !== undefined) {
-              let data109 = data108.revision;
+        if (data123.rollout !== undefined) {
+          let data132 = data123.rollout;
+          if (data132 && typeof data132 == 'object' && !Array.isArray(data132)) {
+            if (data132.revision !== undefined) {
+              let data133 = data132.revision;
               if (!(
-                typeof data109 == 'number' &&
-                !(data109 % 1) &&
-                !isNaN(data109) &&
-                isFinite(data109)
+                typeof data133 == 'number' &&
+                !(data133 % 1) &&
+                !isNaN(data133) &&
+                isFinite(data133)
               )) {
-                const err213 = {
+                const err277 = {
                   instancePath: instancePath + '/status/rollout/revision',
                   schemaPath: '#/properties/status/properties/rollout/properties/revision/type',
                   keyword: 'type',
@@ -14861,18 +16434,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.rollout.properties.revision.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.revision,
-                  data: data109,
+                  data: data133,
                 };
                 if (vErrors === null) {
-                  vErrors = [err213];
+                  vErrors = [err277];
                 } else {
-                  vErrors.push(err213);
+                  vErrors.push(err277);
                 }
                 errors++;
               }
-              if (typeof data109 == 'number' && isFinite(data109)) {
-                if (!formats0.validate(data109)) {
-                  const err214 = {
+              if (typeof data133 == 'number' && isFinite(data133)) {
+                if (!formats0.validate(data133)) {
+                  const err278 = {
                     instancePath: instancePath + '/status/rollout/revision',
                     schemaPath: '#/properties/status/properties/rollout/properties/revision/format',
                     keyword: 'format',
@@ -14880,26 +16453,26 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.rollout.properties.revision,
-                    data: data109,
+                    data: data133,
                   };
                   if (vErrors === null) {
-                    vErrors = [err214];
+                    vErrors = [err278];
                   } else {
-                    vErrors.push(err214);
+                    vErrors.push(err278);
                   }
                   errors++;
                 }
               }
             }
-            if (data108.stableRevision !== undefined) {
-              let data110 = data108.stableRevision;
+            if (data132.stableRevision !== undefined) {
+              let data134 = data132.stableRevision;
               if (!(
-                typeof data110 == 'number' &&
-                !(data110 % 1) &&
-                !isNaN(data110) &&
-                isFinite(data110)
+                typeof data134 == 'number' &&
+                !(data134 % 1) &&
+                !isNaN(data134) &&
+                isFinite(data134)
               )) {
-                const err215 = {
+                const err279 = {
                   instancePath: instancePath + '/status/rollout/stableRevision',
                   schemaPath:
                     '#/properties/status/properties/rollout/properties/stableRevision/type',
@@ -14910,18 +16483,18 @@ function validate13(
                     schema14.properties.status.properties.rollout.properties.stableRevision.type,
                   parentSchema:
                     schema14.properties.status.properties.rollout.properties.stableRevision,
-                  data: data110,
+                  data: data134,
                 };
                 if (vErrors === null) {
-                  vErrors = [err215];
+                  vErrors = [err279];
                 } else {
-                  vErrors.push(err215);
+                  vErrors.push(err279);
                 }
                 errors++;
               }
-              if (typeof data110 == 'number' && isFinite(data110)) {
-                if (!formats0.validate(data110)) {
-                  const err216 = {
+              if (typeof data134 == 'number' && isFinite(data134)) {
+                if (!formats0.validate(data134)) {
+                  const err280 = {
                     instancePath: instancePath + '/status/rollout/stableRevision',
                     schemaPath:
                       '#/properties/status/properties/rollout/properties/stableRevision/format',
@@ -14931,26 +16504,26 @@ function validate13(
                     schema: 'int64',
                     parentSchema:
                       schema14.properties.status.properties.rollout.properties.stableRevision,
-                    data: data110,
+                    data: data134,
                   };
                   if (vErrors === null) {
-                    vErrors = [err216];
+                    vErrors = [err280];
                   } else {
-                    vErrors.push(err216);
+                    vErrors.push(err280);
                   }
                   errors++;
                 }
               }
             }
-            if (data108.stage !== undefined) {
-              let data111 = data108.stage;
+            if (data132.stage !== undefined) {
+              let data135 = data132.stage;
               if (!(
-                typeof data111 == 'number' &&
-                !(data111 % 1) &&
-                !isNaN(data111) &&
-                isFinite(data111)
+                typeof data135 == 'number' &&
+                !(data135 % 1) &&
+                !isNaN(data135) &&
+                isFinite(data135)
               )) {
-                const err217 = {
+                const err281 = {
                   instancePath: instancePath + '/status/rollout/stage',
                   schemaPath: '#/properties/status/properties/rollout/properties/stage/type',
                   keyword: 'type',
@@ -14958,18 +16531,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.rollout.properties.stage.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.stage,
-                  data: data111,
+                  data: data135,
                 };
                 if (vErrors === null) {
-                  vErrors = [err217];
+                  vErrors = [err281];
                 } else {
-                  vErrors.push(err217);
+                  vErrors.push(err281);
                 }
                 errors++;
               }
-              if (typeof data111 == 'number' && isFinite(data111)) {
-                if (!formats0.validate(data111)) {
-                  const err218 = {
+              if (typeof data135 == 'number' && isFinite(data135)) {
+                if (!formats0.validate(data135)) {
+                  const err282 = {
                     instancePath: instancePath + '/status/rollout/stage',
                     schemaPath: '#/properties/status/properties/rollout/properties/stage/format',
                     keyword: 'format',
@@ -14977,21 +16550,21 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.rollout.properties.stage,
-                    data: data111,
+                    data: data135,
                   };
                   if (vErrors === null) {
-                    vErrors = [err218];
+                    vErrors = [err282];
                   } else {
-                    vErrors.push(err218);
+                    vErrors.push(err282);
                   }
                   errors++;
                 }
               }
             }
-            if (data108.stageName !== undefined) {
-              let data112 = data108.stageName;
-              if (typeof data112 !== 'string') {
-                const err219 = {
+            if (data132.stageName !== undefined) {
+              let data136 = data132.stageName;
+              if (typeof data136 !== 'string') {
+                const err283 = {
                   instancePath: instancePath + '/status/rollout/stageName',
                   schemaPath: '#/properties/status/properties/rollout/properties/stageName/type',
                   keyword: 'type',
@@ -14999,25 +16572,25 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.status.properties.rollout.properties.stageName.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.stageName,
-                  data: data112,
+                  data: data136,
                 };
                 if (vErrors === null) {
-                  vErrors = [err219];
+                  vErrors = [err283];
                 } else {
-                  vErrors.push(err219);
+                  vErrors.push(err283);
                 }
                 errors++;
               }
             }
-            if (data108.admitted !== undefined) {
-              let data113 = data108.admitted;
+            if (data132.admitted !== undefined) {
+              let data137 = data132.admitted;
               if (!(
-                typeof data113 == 'number' &&
-                !(data113 % 1) &&
-                !isNaN(data113) &&
-                isFinite(data113)
+                typeof data137 == 'number' &&
+                !(data137 % 1) &&
+                !isNaN(data137) &&
+                isFinite(data137)
               )) {
-                const err220 = {
+                const err284 = {
                   instancePath: instancePath + '/status/rollout/admitted',
                   schemaPath: '#/properties/status/properties/rollout/properties/admitted/type',
                   keyword: 'type',
@@ -15025,18 +16598,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.rollout.properties.admitted.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
-                  data: data113,
+                  data: data137,
                 };
                 if (vErrors === null) {
-                  vErrors = [err220];
+                  vErrors = [err284];
                 } else {
-                  vErrors.push(err220);
+                  vErrors.push(err284);
                 }
                 errors++;
               }
-              if (typeof data113 == 'number' && isFinite(data113)) {
-                if (!formats0.validate(data113)) {
-                  const err221 = {
+              if (typeof data137 == 'number' && isFinite(data137)) {
+                if (!formats0.validate(data137)) {
+                  const err285 = {
                     instancePath: instancePath + '/status/rollout/admitted',
                     schemaPath: '#/properties/status/properties/rollout/properties/admitted/format',
                     keyword: 'format',
@@ -15044,21 +16617,21 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
-                    data: data113,
+                    data: data137,
                   };
                   if (vErrors === null) {
-                    vErrors = [err221];
+                    vErrors = [err285];
                   } else {
-                    vErrors.push(err221);
+                    vErrors.push(err285);
                   }
                   errors++;
                 }
               }
             }
-            if (data108.phase !== undefined) {
-              let data114 = data108.phase;
-              if (typeof data114 !== 'string') {
-                const err222 = {
+            if (data132.phase !== undefined) {
+              let data138 = data132.phase;
+              if (typeof data138 !== 'string') {
+                const err286 = {
                   instancePath: instancePath + '/status/rollout/phase',
                   schemaPath: '#/properties/status/properties/rollout/properties/phase/type',
                   keyword: 'type',
@@ -15066,22 +16639,22 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.status.properties.rollout.properties.phase.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.phase,
-                  data: data114,
+                  data: data138,
                 };
                 if (vErrors === null) {
-                  vErrors = [err222];
+                  vErrors = [err286];
                 } else {
-                  vErrors.push(err222);
+                  vErrors.push(err286);
                 }
                 errors++;
               }
               if (!(
-                data114 === 'Preflight' ||
-                data114 === 'Progressing' ||
-                data114 === 'Halted' ||
-                data114 === 'Complete'
+                data138 === 'Preflight' ||
+                data138 === 'Progressing' ||
+                data138 === 'Halted' ||
+                data138 === 'Complete'
               )) {
-                const err223 = {
+                const err287 = {
                   instancePath: instancePath + '/status/rollout/phase',
                   schemaPath: '#/properties/status/properties/rollout/properties/phase/enum',
                   keyword: 'enum',
@@ -15092,25 +16665,25 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.status.properties.rollout.properties.phase.enum,
                   parentSchema: schema14.properties.status.properties.rollout.properties.phase,
-                  data: data114,
+                  data: data138,
                 };
                 if (vErrors === null) {
-                  vErrors = [err223];
+                  vErrors = [err287];
                 } else {
-                  vErrors.push(err223);
+                  vErrors.push(err287);
                 }
                 errors++;
               }
             }
-            if (data108.updated !== undefined) {
-              let data115 = data108.updated;
+            if (data132.updated !== undefined) {
+              let data139 = data132.updated;
               if (!(
-                typeof data115 == 'number' &&
-                !(data115 % 1) &&
-                !isNaN(data115) &&
-                isFinite(data115)
+                typeof data139 == 'number' &&
+                !(data139 % 1) &&
+                !isNaN(data139) &&
+                isFinite(data139)
               )) {
-                const err224 = {
+                const err288 = {
                   instancePath: instancePath + '/status/rollout/updated',
                   schemaPath: '#/properties/status/properties/rollout/properties/updated/type',
                   keyword: 'type',
@@ -15118,18 +16691,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.rollout.properties.updated.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.updated,
-                  data: data115,
+                  data: data139,
                 };
                 if (vErrors === null) {
-                  vErrors = [err224];
+                  vErrors = [err288];
                 } else {
-                  vErrors.push(err224);
+                  vErrors.push(err288);
                 }
                 errors++;
               }
-              if (typeof data115 == 'number' && isFinite(data115)) {
-                if (!formats0.validate(data115)) {
-                  const err225 = {
+              if (typeof data139 == 'number' && isFinite(data139)) {
+                if (!formats0.validate(data139)) {
+                  const err289 = {
                     instancePath: instancePath + '/status/rollout/updated',
                     schemaPath: '#/properties/status/properties/rollout/properties/updated/format',
                     keyword: 'format',
@@ -15137,26 +16710,26 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.rollout.properties.updated,
-                    data: data115,
+                    data: data139,
                   };
                   if (vErrors === null) {
-                    vErrors = [err225];
+                    vErrors = [err289];
                   } else {
-                    vErrors.push(err225);
+                    vErrors.push(err289);
                   }
                   errors++;
                 }
               }
             }
-            if (data108.total !== undefined) {
-              let data116 = data108.total;
+            if (data132.total !== undefined) {
+              let data140 = data132.total;
               if (!(
-                typeof data116 == 'number' &&
-                !(data116 % 1) &&
-                !isNaN(data116) &&
-                isFinite(data116)
+                typeof data140 == 'number' &&
+                !(data140 % 1) &&
+                !isNaN(data140) &&
+                isFinite(data140)
               )) {
-                const err226 = {
+                const err290 = {
                   instancePath: instancePath + '/status/rollout/total',
                   schemaPath: '#/properties/status/properties/rollout/properties/total/type',
                   keyword: 'type',
@@ -15164,18 +16737,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.rollout.properties.total.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.total,
-                  data: data116,
+                  data: data140,
                 };
                 if (vErrors === null) {
-                  vErrors = [err226];
+                  vErrors = [err290];
                 } else {
-                  vErrors.push(err226);
+                  vErrors.push(err290);
                 }
                 errors++;
               }
-              if (typeof data116 == 'number' && isFinite(data116)) {
-                if (!formats0.validate(data116)) {
-                  const err227 = {
+              if (typeof data140 == 'number' && isFinite(data140)) {
+                if (!formats0.validate(data140)) {
+                  const err291 = {
                     instancePath: instancePath + '/status/rollout/total',
                     schemaPath: '#/properties/status/properties/rollout/properties/total/format',
                     keyword: 'format',
@@ -15183,22 +16756,22 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.rollout.properties.total,
-                    data: data116,
+                    data: data140,
                   };
                   if (vErrors === null) {
-                    vErrors = [err227];
+                    vErrors = [err291];
                   } else {
-                    vErrors.push(err227);
+                    vErrors.push(err291);
                   }
                   errors++;
                 }
               }
             }
-            if (data108.failing !== undefined) {
-              let data117 = data108.failing;
-              if (Array.isArray(data117)) {
-                if (data117.length > 10) {
-                  const err228 = {
+            if (data132.failing !== undefined) {
+              let data141 = data132.failing;
+              if (Array.isArray(data141)) {
+                if (data141.length > 10) {
+                  const err292 = {
                     instancePath: instancePath + '/status/rollout/failing',
                     schemaPath:
                       '#/properties/status/properties/rollout/properties/failing/maxItems',
@@ -15207,21 +16780,21 @@ function validate13(
                     message: 'must NOT have more than 10 items',
                     schema: 10,
                     parentSchema: schema14.properties.status.properties.rollout.properties.failing,
-                    data: data117,
+                    data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err228];
+                    vErrors = [err292];
                   } else {
-                    vErrors.push(err228);
+                    vErrors.push(err292);
                   }
                   errors++;
                 }
-                const len16 = data117.length;
-                for (let i16 = 0; i16 < len16; i16++) {
-                  let data118 = data117[i16];
-                  if (typeof data118 !== 'string') {
-                    const err229 = {
-                      instancePath: instancePath + '/status/rollout/failing/' + i16,
+                const len19 = data141.length;
+                for (let i19 = 0; i19 < len19; i19++) {
+                  let data142 = data141[i19];
+                  if (typeof data142 !== 'string') {
+                    const err293 = {
+                      instancePath: instancePath + '/status/rollout/failing/' + i19,
                       schemaPath:
                         '#/properties/status/properties/rollout/properties/failing/items/type',
                       keyword: 'type',
@@ -15231,18 +16804,18 @@ function validate13(
                         schema14.properties.status.properties.rollout.properties.failing.items.type,
                       parentSchema:
                         schema14.properties.status.properties.rollout.properties.failing.items,
-                      data: data118,
+                      data: data142,
                     };
                     if (vErrors === null) {
-                      vErrors = [err229];
+                      vErrors = [err293];
                     } else {
-                      vErrors.push(err229);
+                      vErrors.push(err293);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err230 = {
+                const err294 = {
                   instancePath: instancePath + '/status/rollout/failing',
                   schemaPath: '#/properties/status/properties/rollout/properties/failing/type',
                   keyword: 'type',
@@ -15250,20 +16823,20 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.status.properties.rollout.properties.failing.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.failing,
-                  data: data117,
+                  data: data141,
                 };
                 if (vErrors === null) {
-                  vErrors = [err230];
+                  vErrors = [err294];
                 } else {
-                  vErrors.push(err230);
+                  vErrors.push(err294);
                 }
                 errors++;
               }
             }
-            if (data108.resumed !== undefined) {
-              let data119 = data108.resumed;
-              if (typeof data119 !== 'boolean') {
-                const err231 = {
+            if (data132.resumed !== undefined) {
+              let data143 = data132.resumed;
+              if (typeof data143 !== 'boolean') {
+                const err295 = {
                   instancePath: instancePath + '/status/rollout/resumed',
                   schemaPath: '#/properties/status/properties/rollout/properties/resumed/type',
                   keyword: 'type',
@@ -15271,20 +16844,20 @@ function validate13(
                   message: 'must be boolean',
                   schema: schema14.properties.status.properties.rollout.properties.resumed.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.resumed,
-                  data: data119,
+                  data: data143,
                 };
                 if (vErrors === null) {
-                  vErrors = [err231];
+                  vErrors = [err295];
                 } else {
-                  vErrors.push(err231);
+                  vErrors.push(err295);
                 }
                 errors++;
               }
             }
-            if (data108.blockedByPreflight !== undefined) {
-              let data120 = data108.blockedByPreflight;
-              if (typeof data120 !== 'boolean') {
-                const err232 = {
+            if (data132.blockedByPreflight !== undefined) {
+              let data144 = data132.blockedByPreflight;
+              if (typeof data144 !== 'boolean') {
+                const err296 = {
                   instancePath: instancePath + '/status/rollout/blockedByPreflight',
                   schemaPath:
                     '#/properties/status/properties/rollout/properties/blockedByPreflight/type',
@@ -15296,21 +16869,21 @@ function validate13(
                       .type,
                   parentSchema:
                     schema14.properties.status.properties.rollout.properties.blockedByPreflight,
-                  data: data120,
+                  data: data144,
                 };
                 if (vErrors === null) {
-                  vErrors = [err232];
+                  vErrors = [err296];
                 } else {
-                  vErrors.push(err232);
+                  vErrors.push(err296);
                 }
                 errors++;
               }
             }
-            if (data108.message !== undefined) {
-              let data121 = data108.message;
-              if (typeof data121 === 'string') {
-                if (func2(data121) > 2048) {
-                  const err233 = {
+            if (data132.message !== undefined) {
+              let data145 = data132.message;
+              if (typeof data145 === 'string') {
+                if (func2(data145) > 2048) {
+                  const err297 = {
                     instancePath: instancePath + '/status/rollout/message',
                     schemaPath:
                       '#/properties/status/properties/rollout/properties/message/maxLength',
@@ -15319,17 +16892,17 @@ function validate13(
                     message: 'must NOT have more than 2048 characters',
                     schema: 2048,
                     parentSchema: schema14.properties.status.properties.rollout.properties.message,
-                    data: data121,
+                    data: data145,
                   };
                   if (vErrors === null) {
-                    vErrors = [err233];
+                    vErrors = [err297];
                   } else {
-                    vErrors.push(err233);
+                    vErrors.push(err297);
                   }
                   errors++;
                 }
               } else {
-                const err234 = {
+                const err298 = {
                   instancePath: instancePath + '/status/rollout/message',
                   schemaPath: '#/properties/status/properties/rollout/properties/message/type',
                   keyword: 'type',
@@ -15337,18 +16910,18 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.status.properties.rollout.properties.message.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.message,
-                  data: data121,
+                  data: data145,
                 };
                 if (vErrors === null) {
-                  vErrors = [err234];
+                  vErrors = [err298];
                 } else {
-                  vErrors.push(err234);
+                  vErrors.push(err298);
                 }
                 errors++;
               }
             }
           } else {
-            const err235 = {
+            const err299 = {
               instancePath: instancePath + '/status/rollout',
               schemaPath: '#/properties/status/properties/rollout/type',
               keyword: 'type',
@@ -15356,21 +16929,21 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.status.properties.rollout.type,
               parentSchema: schema14.properties.status.properties.rollout,
-              data: data108,
+              data: data132,
             };
             if (vErrors === null) {
-              vErrors = [err235];
+              vErrors = [err299];
             } else {
-              vErrors.push(err235);
+              vErrors.push(err299);
             }
             errors++;
           }
         }
-        if (data99.preflight !== undefined) {
-          let data122 = data99.preflight;
-          if (data122 && typeof data122 == 'object' && !Array.isArray(data122)) {
-            if (data122.revision === undefined) {
-              const err236 = {
+        if (data123.preflight !== undefined) {
+          let data146 = data123.preflight;
+          if (data146 && typeof data146 == 'object' && !Array.isArray(data146)) {
+            if (data146.revision === undefined) {
+              const err300 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
@@ -15378,17 +16951,17 @@ function validate13(
                 message: "must have required property '" + 'revision' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data122,
+                data: data146,
               };
               if (vErrors === null) {
-                vErrors = [err236];
+                vErrors = [err300];
               } else {
-                vErrors.push(err236);
+                vErrors.push(err300);
               }
               errors++;
             }
-            if (data122.phase === undefined) {
-              const err237 = {
+            if (data146.phase === undefined) {
+              const err301 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
@@ -15396,17 +16969,17 @@ function validate13(
                 message: "must have required property '" + 'phase' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data122,
+                data: data146,
               };
               if (vErrors === null) {
-                vErrors = [err237];
+                vErrors = [err301];
               } else {
-                vErrors.push(err237);
+                vErrors.push(err301);
               }
               errors++;
             }
-            if (data122.total === undefined) {
-              const err238 = {
+            if (data146.total === undefined) {
+              const err302 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
@@ -15414,17 +16987,17 @@ function validate13(
                 message: "must have required property '" + 'total' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data122,
+                data: data146,
               };
               if (vErrors === null) {
-                vErrors = [err238];
+                vErrors = [err302];
               } else {
-                vErrors.push(err238);
+                vErrors.push(err302);
               }
               errors++;
             }
-            if (data122.changed === undefined) {
-              const err239 = {
+            if (data146.changed === undefined) {
+              const err303 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
@@ -15432,17 +17005,17 @@ function validate13(
                 message: "must have required property '" + 'changed' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data122,
+                data: data146,
               };
               if (vErrors === null) {
-                vErrors = [err239];
+                vErrors = [err303];
               } else {
-                vErrors.push(err239);
+                vErrors.push(err303);
               }
               errors++;
             }
-            if (data122.unchanged === undefined) {
-              const err240 = {
+            if (data146.unchanged === undefined) {
+              const err304 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
@@ -15450,17 +17023,17 @@ function validate13(
                 message: "must have required property '" + 'unchanged' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data122,
+                data: data146,
               };
               if (vErrors === null) {
-                vErrors = [err240];
+                vErrors = [err304];
               } else {
-                vErrors.push(err240);
+                vErrors.push(err304);
               }
               errors++;
             }
-            if (data122.failed === undefined) {
-              const err241 = {
+            if (data146.failed === undefined) {
+              const err305 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
@@ -15468,24 +17041,24 @@ function validate13(
                 message: "must have required property '" + 'failed' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data122,
+                data: data146,
               };
               if (vErrors === null) {
-                vErrors = [err241];
+                vErrors = [err305];
               } else {
-                vErrors.push(err241);
+                vErrors.push(err305);
               }
               errors++;
             }
-            if (data122.revision !== undefined) {
-              let data123 = data122.revision;
+            if (data146.revision !== undefined) {
+              let data147 = data146.revision;
               if (!(
-                typeof data123 == 'number' &&
-                !(data123 % 1) &&
-                !isNaN(data123) &&
-                isFinite(data123)
+                typeof data147 == 'number' &&
+                !(data147 % 1) &&
+                !isNaN(data147) &&
+                isFinite(data147)
               )) {
-                const err242 = {
+                const err306 = {
                   instancePath: instancePath + '/status/preflight/revision',
                   schemaPath: '#/properties/status/properties/preflight/properties/revision/type',
                   keyword: 'type',
@@ -15493,18 +17066,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.preflight.properties.revision.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.revision,
-                  data: data123,
+                  data: data147,
                 };
                 if (vErrors === null) {
-                  vErrors = [err242];
+                  vErrors = [err306];
                 } else {
-                  vErrors.push(err242);
+                  vErrors.push(err306);
                 }
                 errors++;
               }
-              if (typeof data123 == 'number' && isFinite(data123)) {
-                if (!formats0.validate(data123)) {
-                  const err243 = {
+              if (typeof data147 == 'number' && isFinite(data147)) {
+                if (!formats0.validate(data147)) {
+                  const err307 = {
                     instancePath: instancePath + '/status/preflight/revision',
                     schemaPath:
                       '#/properties/status/properties/preflight/properties/revision/format',
@@ -15514,21 +17087,21 @@ function validate13(
                     schema: 'int64',
                     parentSchema:
                       schema14.properties.status.properties.preflight.properties.revision,
-                    data: data123,
+                    data: data147,
                   };
                   if (vErrors === null) {
-                    vErrors = [err243];
+                    vErrors = [err307];
                   } else {
-                    vErrors.push(err243);
+                    vErrors.push(err307);
                   }
                   errors++;
                 }
               }
             }
-            if (data122.phase !== undefined) {
-              let data124 = data122.phase;
-              if (typeof data124 !== 'string') {
-                const err244 = {
+            if (data146.phase !== undefined) {
+              let data148 = data146.phase;
+              if (typeof data148 !== 'string') {
+                const err308 = {
                   instancePath: instancePath + '/status/preflight/phase',
                   schemaPath: '#/properties/status/properties/preflight/properties/phase/type',
                   keyword: 'type',
@@ -15536,17 +17109,17 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.status.properties.preflight.properties.phase.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.phase,
-                  data: data124,
+                  data: data148,
                 };
                 if (vErrors === null) {
-                  vErrors = [err244];
+                  vErrors = [err308];
                 } else {
-                  vErrors.push(err244);
+                  vErrors.push(err308);
                 }
                 errors++;
               }
-              if (!(data124 === 'Running' || data124 === 'Passed' || data124 === 'Failed')) {
-                const err245 = {
+              if (!(data148 === 'Running' || data148 === 'Passed' || data148 === 'Failed')) {
+                const err309 = {
                   instancePath: instancePath + '/status/preflight/phase',
                   schemaPath: '#/properties/status/properties/preflight/properties/phase/enum',
                   keyword: 'enum',
@@ -15557,25 +17130,25 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.status.properties.preflight.properties.phase.enum,
                   parentSchema: schema14.properties.status.properties.preflight.properties.phase,
-                  data: data124,
+                  data: data148,
                 };
                 if (vErrors === null) {
-                  vErrors = [err245];
+                  vErrors = [err309];
                 } else {
-                  vErrors.push(err245);
+                  vErrors.push(err309);
                 }
                 errors++;
               }
             }
-            if (data122.total !== undefined) {
-              let data125 = data122.total;
+            if (data146.total !== undefined) {
+              let data149 = data146.total;
               if (!(
-                typeof data125 == 'number' &&
-                !(data125 % 1) &&
-                !isNaN(data125) &&
-                isFinite(data125)
+                typeof data149 == 'number' &&
+                !(data149 % 1) &&
+                !isNaN(data149) &&
+                isFinite(data149)
               )) {
-                const err246 = {
+                const err310 = {
                   instancePath: instancePath + '/status/preflight/total',
                   schemaPath: '#/properties/status/properties/preflight/properties/total/type',
                   keyword: 'type',
@@ -15583,18 +17156,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.preflight.properties.total.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.total,
-                  data: data125,
+                  data: data149,
                 };
                 if (vErrors === null) {
-                  vErrors = [err246];
+                  vErrors = [err310];
                 } else {
-                  vErrors.push(err246);
+                  vErrors.push(err310);
                 }
                 errors++;
               }
-              if (typeof data125 == 'number' && isFinite(data125)) {
-                if (!formats0.validate(data125)) {
-                  const err247 = {
+              if (typeof data149 == 'number' && isFinite(data149)) {
+                if (!formats0.validate(data149)) {
+                  const err311 = {
                     instancePath: instancePath + '/status/preflight/total',
                     schemaPath: '#/properties/status/properties/preflight/properties/total/format',
                     keyword: 'format',
@@ -15602,26 +17175,26 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.preflight.properties.total,
-                    data: data125,
+                    data: data149,
                   };
                   if (vErrors === null) {
-                    vErrors = [err247];
+                    vErrors = [err311];
                   } else {
-                    vErrors.push(err247);
+                    vErrors.push(err311);
                   }
                   errors++;
                 }
               }
             }
-            if (data122.changed !== undefined) {
-              let data126 = data122.changed;
+            if (data146.changed !== undefined) {
+              let data150 = data146.changed;
               if (!(
-                typeof data126 == 'number' &&
-                !(data126 % 1) &&
-                !isNaN(data126) &&
-                isFinite(data126)
+                typeof data150 == 'number' &&
+                !(data150 % 1) &&
+                !isNaN(data150) &&
+                isFinite(data150)
               )) {
-                const err248 = {
+                const err312 = {
                   instancePath: instancePath + '/status/preflight/changed',
                   schemaPath: '#/properties/status/properties/preflight/properties/changed/type',
                   keyword: 'type',
@@ -15629,18 +17202,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.preflight.properties.changed.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.changed,
-                  data: data126,
+                  data: data150,
                 };
                 if (vErrors === null) {
-                  vErrors = [err248];
+                  vErrors = [err312];
                 } else {
-                  vErrors.push(err248);
+                  vErrors.push(err312);
                 }
                 errors++;
               }
-              if (typeof data126 == 'number' && isFinite(data126)) {
-                if (!formats0.validate(data126)) {
-                  const err249 = {
+              if (typeof data150 == 'number' && isFinite(data150)) {
+                if (!formats0.validate(data150)) {
+                  const err313 = {
                     instancePath: instancePath + '/status/preflight/changed',
                     schemaPath:
                       '#/properties/status/properties/preflight/properties/changed/format',
@@ -15650,26 +17223,26 @@ function validate13(
                     schema: 'int64',
                     parentSchema:
                       schema14.properties.status.properties.preflight.properties.changed,
-                    data: data126,
+                    data: data150,
                   };
                   if (vErrors === null) {
-                    vErrors = [err249];
+                    vErrors = [err313];
                   } else {
-                    vErrors.push(err249);
+                    vErrors.push(err313);
                   }
                   errors++;
                 }
               }
             }
-            if (data122.unchanged !== undefined) {
-              let data127 = data122.unchanged;
+            if (data146.unchanged !== undefined) {
+              let data151 = data146.unchanged;
               if (!(
-                typeof data127 == 'number' &&
-                !(data127 % 1) &&
-                !isNaN(data127) &&
-                isFinite(data127)
+                typeof data151 == 'number' &&
+                !(data151 % 1) &&
+                !isNaN(data151) &&
+                isFinite(data151)
               )) {
-                const err250 = {
+                const err314 = {
                   instancePath: instancePath + '/status/preflight/unchanged',
                   schemaPath: '#/properties/status/properties/preflight/properties/unchanged/type',
                   keyword: 'type',
@@ -15678,18 +17251,18 @@ function validate13(
                   schema: schema14.properties.status.properties.preflight.properties.unchanged.type,
                   parentSchema:
                     schema14.properties.status.properties.preflight.properties.unchanged,
-                  data: data127,
+                  data: data151,
                 };
                 if (vErrors === null) {
-                  vErrors = [err250];
+                  vErrors = [err314];
                 } else {
-                  vErrors.push(err250);
+                  vErrors.push(err314);
                 }
                 errors++;
               }
-              if (typeof data127 == 'number' && isFinite(data127)) {
-                if (!formats0.validate(data127)) {
-                  const err251 = {
+              if (typeof data151 == 'number' && isFinite(data151)) {
+                if (!formats0.validate(data151)) {
+                  const err315 = {
                     instancePath: instancePath + '/status/preflight/unchanged',
                     schemaPath:
                       '#/properties/status/properties/preflight/properties/unchanged/format',
@@ -15699,26 +17272,26 @@ function validate13(
                     schema: 'int64',
                     parentSchema:
                       schema14.properties.status.properties.preflight.properties.unchanged,
-                    data: data127,
+                    data: data151,
                   };
                   if (vErrors === null) {
-                    vErrors = [err251];
+                    vErrors = [err315];
                   } else {
-                    vErrors.push(err251);
+                    vErrors.push(err315);
                   }
                   errors++;
                 }
               }
             }
-            if (data122.failed !== undefined) {
-              let data128 = data122.failed;
+            if (data146.failed !== undefined) {
+              let data152 = data146.failed;
               if (!(
-                typeof data128 == 'number' &&
-                !(data128 % 1) &&
-                !isNaN(data128) &&
-                isFinite(data128)
+                typeof data152 == 'number' &&
+                !(data152 % 1) &&
+                !isNaN(data152) &&
+                isFinite(data152)
               )) {
-                const err252 = {
+                const err316 = {
                   instancePath: instancePath + '/status/preflight/failed',
                   schemaPath: '#/properties/status/properties/preflight/properties/failed/type',
                   keyword: 'type',
@@ -15726,18 +17299,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.preflight.properties.failed.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.failed,
-                  data: data128,
+                  data: data152,
                 };
                 if (vErrors === null) {
-                  vErrors = [err252];
+                  vErrors = [err316];
                 } else {
-                  vErrors.push(err252);
+                  vErrors.push(err316);
                 }
                 errors++;
               }
-              if (typeof data128 == 'number' && isFinite(data128)) {
-                if (!formats0.validate(data128)) {
-                  const err253 = {
+              if (typeof data152 == 'number' && isFinite(data152)) {
+                if (!formats0.validate(data152)) {
+                  const err317 = {
                     instancePath: instancePath + '/status/preflight/failed',
                     schemaPath: '#/properties/status/properties/preflight/properties/failed/format',
                     keyword: 'format',
@@ -15745,22 +17318,22 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.preflight.properties.failed,
-                    data: data128,
+                    data: data152,
                   };
                   if (vErrors === null) {
-                    vErrors = [err253];
+                    vErrors = [err317];
                   } else {
-                    vErrors.push(err253);
+                    vErrors.push(err317);
                   }
                   errors++;
                 }
               }
             }
-            if (data122.failing !== undefined) {
-              let data129 = data122.failing;
-              if (Array.isArray(data129)) {
-                if (data129.length > 10) {
-                  const err254 = {
+            if (data146.failing !== undefined) {
+              let data153 = data146.failing;
+              if (Array.isArray(data153)) {
+                if (data153.length > 10) {
+                  const err318 = {
                     instancePath: instancePath + '/status/preflight/failing',
                     schemaPath:
                       '#/properties/status/properties/preflight/properties/failing/maxItems',
@@ -15770,22 +17343,22 @@ function validate13(
                     schema: 10,
                     parentSchema:
                       schema14.properties.status.properties.preflight.properties.failing,
-                    data: data129,
+                    data: data153,
                   };
                   if (vErrors === null) {
-                    vErrors = [err254];
+                    vErrors = [err318];
                   } else {
-                    vErrors.push(err254);
+                    vErrors.push(err318);
                   }
                   errors++;
                 }
-                const len17 = data129.length;
-                for (let i17 = 0; i17 < len17; i17++) {
-                  let data130 = data129[i17];
-                  if (data130 && typeof data130 == 'object' && !Array.isArray(data130)) {
-                    if (data130.instance === undefined) {
-                      const err255 = {
-                        instancePath: instancePath + '/status/preflight/failing/' + i17,
+                const len20 = data153.length;
+                for (let i20 = 0; i20 < len20; i20++) {
+                  let data154 = data153[i20];
+                  if (data154 && typeof data154 == 'object' && !Array.isArray(data154)) {
+                    if (data154.instance === undefined) {
+                      const err319 = {
+                        instancePath: instancePath + '/status/preflight/failing/' + i20,
                         schemaPath:
                           '#/properties/status/properties/preflight/properties/failing/items/required',
                         keyword: 'required',
@@ -15796,18 +17369,18 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.status.properties.preflight.properties.failing.items,
-                        data: data130,
+                        data: data154,
                       };
                       if (vErrors === null) {
-                        vErrors = [err255];
+                        vErrors = [err319];
                       } else {
-                        vErrors.push(err255);
+                        vErrors.push(err319);
                       }
                       errors++;
                     }
-                    if (data130.reason === undefined) {
-                      const err256 = {
-                        instancePath: instancePath + '/status/preflight/failing/' + i17,
+                    if (data154.reason === undefined) {
+                      const err320 = {
+                        instancePath: instancePath + '/status/preflight/failing/' + i20,
                         schemaPath:
                           '#/properties/status/properties/preflight/properties/failing/items/required',
                         keyword: 'required',
@@ -15818,22 +17391,22 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.status.properties.preflight.properties.failing.items,
-                        data: data130,
+                        data: data154,
                       };
                       if (vErrors === null) {
-                        vErrors = [err256];
+                        vErrors = [err320];
                       } else {
-                        vErrors.push(err256);
+                        vErrors.push(err320);
                       }
                       errors++;
                     }
-                    if (data130.instance !== undefined) {
-                      let data131 = data130.instance;
-                      if (typeof data131 === 'string') {
-                        if (func2(data131) > 317) {
-                          const err257 = {
+                    if (data154.instance !== undefined) {
+                      let data155 = data154.instance;
+                      if (typeof data155 === 'string') {
+                        if (func2(data155) > 317) {
+                          const err321 = {
                             instancePath:
-                              instancePath + '/status/preflight/failing/' + i17 + '/instance',
+                              instancePath + '/status/preflight/failing/' + i20 + '/instance',
                             schemaPath:
                               '#/properties/status/properties/preflight/properties/failing/items/properties/instance/maxLength',
                             keyword: 'maxLength',
@@ -15843,19 +17416,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.status.properties.preflight.properties.failing
                                 .items.properties.instance,
-                            data: data131,
+                            data: data155,
                           };
                           if (vErrors === null) {
-                            vErrors = [err257];
+                            vErrors = [err321];
                           } else {
-                            vErrors.push(err257);
+                            vErrors.push(err321);
                           }
                           errors++;
                         }
                       } else {
-                        const err258 = {
+                        const err322 = {
                           instancePath:
-                            instancePath + '/status/preflight/failing/' + i17 + '/instance',
+                            instancePath + '/status/preflight/failing/' + i20 + '/instance',
                           schemaPath:
                             '#/properties/status/properties/preflight/properties/failing/items/properties/instance/type',
                           keyword: 'type',
@@ -15867,23 +17440,23 @@ function validate13(
                           parentSchema:
                             schema14.properties.status.properties.preflight.properties.failing.items
                               .properties.instance,
-                          data: data131,
+                          data: data155,
                         };
                         if (vErrors === null) {
-                          vErrors = [err258];
+                          vErrors = [err322];
                         } else {
-                          vErrors.push(err258);
+                          vErrors.push(err322);
                         }
                         errors++;
                       }
                     }
-                    if (data130.reason !== undefined) {
-                      let data132 = data130.reason;
-                      if (typeof data132 === 'string') {
-                        if (func2(data132) > 2048) {
-                          const err259 = {
+                    if (data154.reason !== undefined) {
+                      let data156 = data154.reason;
+                      if (typeof data156 === 'string') {
+                        if (func2(data156) > 2048) {
+                          const err323 = {
                             instancePath:
-                              instancePath + '/status/preflight/failing/' + i17 + '/reason',
+                              instancePath + '/status/preflight/failing/' + i20 + '/reason',
                             schemaPath:
                               '#/properties/status/properties/preflight/properties/failing/items/properties/reason/maxLength',
                             keyword: 'maxLength',
@@ -15893,19 +17466,19 @@ function validate13(
                             parentSchema:
                               schema14.properties.status.properties.preflight.properties.failing
                                 .items.properties.reason,
-                            data: data132,
+                            data: data156,
                           };
                           if (vErrors === null) {
-                            vErrors = [err259];
+                            vErrors = [err323];
                           } else {
-                            vErrors.push(err259);
+                            vErrors.push(err323);
                           }
                           errors++;
                         }
                       } else {
-                        const err260 = {
+                        const err324 = {
                           instancePath:
-                            instancePath + '/status/preflight/failing/' + i17 + '/reason',
+                            instancePath + '/status/preflight/failing/' + i20 + '/reason',
                           schemaPath:
                             '#/properties/status/properties/preflight/properties/failing/items/properties/reason/type',
                           keyword: 'type',
@@ -15917,19 +17490,19 @@ function validate13(
                           parentSchema:
                             schema14.properties.status.properties.preflight.properties.failing.items
                               .properties.reason,
-                          data: data132,
+                          data: data156,
                         };
                         if (vErrors === null) {
-                          vErrors = [err260];
+                          vErrors = [err324];
                         } else {
-                          vErrors.push(err260);
+                          vErrors.push(err324);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err261 = {
-                      instancePath: instancePath + '/status/preflight/failing/' + i17,
+                    const err325 = {
+                      instancePath: instancePath + '/status/preflight/failing/' + i20,
                       schemaPath:
                         '#/properties/status/properties/preflight/properties/failing/items/type',
                       keyword: 'type',
@@ -15940,18 +17513,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.preflight.properties.failing.items,
-                      data: data130,
+                      data: data154,
                     };
                     if (vErrors === null) {
-                      vErrors = [err261];
+                      vErrors = [err325];
                     } else {
-                      vErrors.push(err261);
+                      vErrors.push(err325);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err262 = {
+                const err326 = {
                   instancePath: instancePath + '/status/preflight/failing',
                   schemaPath: '#/properties/status/properties/preflight/properties/failing/type',
                   keyword: 'type',
@@ -15959,18 +17532,18 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.status.properties.preflight.properties.failing.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.failing,
-                  data: data129,
+                  data: data153,
                 };
                 if (vErrors === null) {
-                  vErrors = [err262];
+                  vErrors = [err326];
                 } else {
-                  vErrors.push(err262);
+                  vErrors.push(err326);
                 }
                 errors++;
               }
             }
           } else {
-            const err263 = {
+            const err327 = {
               instancePath: instancePath + '/status/preflight',
               schemaPath: '#/properties/status/properties/preflight/type',
               keyword: 'type',
@@ -15978,20 +17551,20 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.status.properties.preflight.type,
               parentSchema: schema14.properties.status.properties.preflight,
-              data: data122,
+              data: data146,
             };
             if (vErrors === null) {
-              vErrors = [err263];
+              vErrors = [err327];
             } else {
-              vErrors.push(err263);
+              vErrors.push(err327);
             }
             errors++;
           }
         }
-        if (data99.conditions !== undefined) {
-          let data133 = data99.conditions;
-          for (const duplicate2 of keyword25(data133)) {
-            const err264 = {
+        if (data123.conditions !== undefined) {
+          let data157 = data123.conditions;
+          for (const duplicate2 of keyword25(data157)) {
+            const err328 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/x-kubernetes-list-map-keys',
               keyword: 'x-kubernetes-list-map-keys',
@@ -16000,116 +17573,116 @@ function validate13(
               schema:
                 schema14.properties.status.properties.conditions['x-kubernetes-list-map-keys'],
               parentSchema: schema14.properties.status.properties.conditions,
-              data: data133,
+              data: data157,
             };
             if (vErrors === null) {
-              vErrors = [err264];
+              vErrors = [err328];
             } else {
-              vErrors.push(err264);
+              vErrors.push(err328);
             }
             errors++;
           }
-          if (Array.isArray(data133)) {
-            const len18 = data133.length;
-            for (let i18 = 0; i18 < len18; i18++) {
-              let data134 = data133[i18];
-              if (data134 && typeof data134 == 'object' && !Array.isArray(data134)) {
-                if (data134.type === undefined) {
-                  const err265 = {
-                    instancePath: instancePath + '/status/conditions/' + i18,
+          if (Array.isArray(data157)) {
+            const len21 = data157.length;
+            for (let i21 = 0; i21 < len21; i21++) {
+              let data158 = data157[i21];
+              if (data158 && typeof data158 == 'object' && !Array.isArray(data158)) {
+                if (data158.type === undefined) {
+                  const err329 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'type' },
                     message: "must have required property '" + 'type' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data134,
+                    data: data158,
                   };
                   if (vErrors === null) {
-                    vErrors = [err265];
+                    vErrors = [err329];
                   } else {
-                    vErrors.push(err265);
+                    vErrors.push(err329);
                   }
                   errors++;
                 }
-                if (data134.status === undefined) {
-                  const err266 = {
-                    instancePath: instancePath + '/status/conditions/' + i18,
+                if (data158.status === undefined) {
+                  const err330 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'status' },
                     message: "must have required property '" + 'status' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data134,
+                    data: data158,
                   };
                   if (vErrors === null) {
-                    vErrors = [err266];
+                    vErrors = [err330];
                   } else {
-                    vErrors.push(err266);
+                    vErrors.push(err330);
                   }
                   errors++;
                 }
-                if (data134.lastTransitionTime === undefined) {
-                  const err267 = {
-                    instancePath: instancePath + '/status/conditions/' + i18,
+                if (data158.lastTransitionTime === undefined) {
+                  const err331 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'lastTransitionTime' },
                     message: "must have required property '" + 'lastTransitionTime' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data134,
+                    data: data158,
                   };
                   if (vErrors === null) {
-                    vErrors = [err267];
+                    vErrors = [err331];
                   } else {
-                    vErrors.push(err267);
+                    vErrors.push(err331);
                   }
                   errors++;
                 }
-                if (data134.reason === undefined) {
-                  const err268 = {
-                    instancePath: instancePath + '/status/conditions/' + i18,
+                if (data158.reason === undefined) {
+                  const err332 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'reason' },
                     message: "must have required property '" + 'reason' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data134,
+                    data: data158,
                   };
                   if (vErrors === null) {
-                    vErrors = [err268];
+                    vErrors = [err332];
                   } else {
-                    vErrors.push(err268);
+                    vErrors.push(err332);
                   }
                   errors++;
                 }
-                if (data134.message === undefined) {
-                  const err269 = {
-                    instancePath: instancePath + '/status/conditions/' + i18,
+                if (data158.message === undefined) {
+                  const err333 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
                     params: { missingProperty: 'message' },
                     message: "must have required property '" + 'message' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data134,
+                    data: data158,
                   };
                   if (vErrors === null) {
-                    vErrors = [err269];
+                    vErrors = [err333];
                   } else {
-                    vErrors.push(err269);
+                    vErrors.push(err333);
                   }
                   errors++;
                 }
-                if (data134.type !== undefined) {
-                  let data135 = data134.type;
-                  if (typeof data135 === 'string') {
-                    if (func2(data135) > 316) {
-                      const err270 = {
-                        instancePath: instancePath + '/status/conditions/' + i18 + '/type',
+                if (data158.type !== undefined) {
+                  let data159 = data158.type;
+                  if (typeof data159 === 'string') {
+                    if (func2(data159) > 316) {
+                      const err334 = {
+                        instancePath: instancePath + '/status/conditions/' + i21 + '/type',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/type/maxLength',
                         keyword: 'maxLength',
@@ -16118,18 +17691,18 @@ function validate13(
                         schema: 316,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.type,
-                        data: data135,
+                        data: data159,
                       };
                       if (vErrors === null) {
-                        vErrors = [err270];
+                        vErrors = [err334];
                       } else {
-                        vErrors.push(err270);
+                        vErrors.push(err334);
                       }
                       errors++;
                     }
                   } else {
-                    const err271 = {
-                      instancePath: instancePath + '/status/conditions/' + i18 + '/type',
+                    const err335 = {
+                      instancePath: instancePath + '/status/conditions/' + i21 + '/type',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/type/type',
                       keyword: 'type',
@@ -16139,21 +17712,21 @@ function validate13(
                         schema14.properties.status.properties.conditions.items.properties.type.type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.type,
-                      data: data135,
+                      data: data159,
                     };
                     if (vErrors === null) {
-                      vErrors = [err271];
+                      vErrors = [err335];
                     } else {
-                      vErrors.push(err271);
+                      vErrors.push(err335);
                     }
                     errors++;
                   }
                 }
-                if (data134.status !== undefined) {
-                  let data136 = data134.status;
-                  if (typeof data136 !== 'string') {
-                    const err272 = {
-                      instancePath: instancePath + '/status/conditions/' + i18 + '/status',
+                if (data158.status !== undefined) {
+                  let data160 = data158.status;
+                  if (typeof data160 !== 'string') {
+                    const err336 = {
+                      instancePath: instancePath + '/status/conditions/' + i21 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/type',
                       keyword: 'type',
@@ -16164,18 +17737,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.status,
-                      data: data136,
+                      data: data160,
                     };
                     if (vErrors === null) {
-                      vErrors = [err272];
+                      vErrors = [err336];
                     } else {
-                      vErrors.push(err272);
+                      vErrors.push(err336);
                     }
                     errors++;
                   }
-                  if (!(data136 === 'True' || data136 === 'False' || data136 === 'Unknown')) {
-                    const err273 = {
-                      instancePath: instancePath + '/status/conditions/' + i18 + '/status',
+                  if (!(data160 === 'True' || data160 === 'False' || data160 === 'Unknown')) {
+                    const err337 = {
+                      instancePath: instancePath + '/status/conditions/' + i21 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/enum',
                       keyword: 'enum',
@@ -16190,27 +17763,27 @@ function validate13(
                           .enum,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.status,
-                      data: data136,
+                      data: data160,
                     };
                     if (vErrors === null) {
-                      vErrors = [err273];
+                      vErrors = [err337];
                     } else {
-                      vErrors.push(err273);
+                      vErrors.push(err337);
                     }
                     errors++;
                   }
                 }
-                if (data134.observedGeneration !== undefined) {
-                  let data137 = data134.observedGeneration;
+                if (data158.observedGeneration !== undefined) {
+                  let data161 = data158.observedGeneration;
                   if (!(
-                    typeof data137 == 'number' &&
-                    !(data137 % 1) &&
-                    !isNaN(data137) &&
-                    isFinite(data137)
+                    typeof data161 == 'number' &&
+                    !(data161 % 1) &&
+                    !isNaN(data161) &&
+                    isFinite(data161)
                   )) {
-                    const err274 = {
+                    const err338 = {
                       instancePath:
-                        instancePath + '/status/conditions/' + i18 + '/observedGeneration',
+                        instancePath + '/status/conditions/' + i21 + '/observedGeneration',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/observedGeneration/type',
                       keyword: 'type',
@@ -16222,20 +17795,20 @@ function validate13(
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties
                           .observedGeneration,
-                      data: data137,
+                      data: data161,
                     };
                     if (vErrors === null) {
-                      vErrors = [err274];
+                      vErrors = [err338];
                     } else {
-                      vErrors.push(err274);
+                      vErrors.push(err338);
                     }
                     errors++;
                   }
-                  if (typeof data137 == 'number' && isFinite(data137)) {
-                    if (data137 < 0 || isNaN(data137)) {
-                      const err275 = {
+                  if (typeof data161 == 'number' && isFinite(data161)) {
+                    if (data161 < 0 || isNaN(data161)) {
+                      const err339 = {
                         instancePath:
-                          instancePath + '/status/conditions/' + i18 + '/observedGeneration',
+                          instancePath + '/status/conditions/' + i21 + '/observedGeneration',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/observedGeneration/minimum',
                         keyword: 'minimum',
@@ -16245,19 +17818,19 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data137,
+                        data: data161,
                       };
                       if (vErrors === null) {
-                        vErrors = [err275];
+                        vErrors = [err339];
                       } else {
-                        vErrors.push(err275);
+                        vErrors.push(err339);
                       }
                       errors++;
                     }
-                    if (!formats0.validate(data137)) {
-                      const err276 = {
+                    if (!formats0.validate(data161)) {
+                      const err340 = {
                         instancePath:
-                          instancePath + '/status/conditions/' + i18 + '/observedGeneration',
+                          instancePath + '/status/conditions/' + i21 + '/observedGeneration',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/observedGeneration/format',
                         keyword: 'format',
@@ -16267,24 +17840,24 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data137,
+                        data: data161,
                       };
                       if (vErrors === null) {
-                        vErrors = [err276];
+                        vErrors = [err340];
                       } else {
-                        vErrors.push(err276);
+                        vErrors.push(err340);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data134.lastTransitionTime !== undefined) {
-                  let data138 = data134.lastTransitionTime;
-                  if (typeof data138 === 'string') {
-                    if (!formats2.validate(data138)) {
-                      const err277 = {
+                if (data158.lastTransitionTime !== undefined) {
+                  let data162 = data158.lastTransitionTime;
+                  if (typeof data162 === 'string') {
+                    if (!formats2.validate(data162)) {
+                      const err341 = {
                         instancePath:
-                          instancePath + '/status/conditions/' + i18 + '/lastTransitionTime',
+                          instancePath + '/status/conditions/' + i21 + '/lastTransitionTime',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/lastTransitionTime/format',
                         keyword: 'format',
@@ -16294,19 +17867,19 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .lastTransitionTime,
-                        data: data138,
+                        data: data162,
                       };
                       if (vErrors === null) {
-                        vErrors = [err277];
+                        vErrors = [err341];
                       } else {
-                        vErrors.push(err277);
+                        vErrors.push(err341);
                       }
                       errors++;
                     }
                   } else {
-                    const err278 = {
+                    const err342 = {
                       instancePath:
-                        instancePath + '/status/conditions/' + i18 + '/lastTransitionTime',
+                        instancePath + '/status/conditions/' + i21 + '/lastTransitionTime',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/lastTransitionTime/type',
                       keyword: 'type',
@@ -16318,22 +17891,22 @@ function validate13(
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties
                           .lastTransitionTime,
-                      data: data138,
+                      data: data162,
                     };
                     if (vErrors === null) {
-                      vErrors = [err278];
+                      vErrors = [err342];
                     } else {
-                      vErrors.push(err278);
+                      vErrors.push(err342);
                     }
                     errors++;
                   }
                 }
-                if (data134.reason !== undefined) {
-                  let data139 = data134.reason;
-                  if (typeof data139 === 'string') {
-                    if (func2(data139) > 1024) {
-                      const err279 = {
-                        instancePath: instancePath + '/status/conditions/' + i18 + '/reason',
+                if (data158.reason !== undefined) {
+                  let data163 = data158.reason;
+                  if (typeof data163 === 'string') {
+                    if (func2(data163) > 1024) {
+                      const err343 = {
+                        instancePath: instancePath + '/status/conditions/' + i21 + '/reason',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/reason/maxLength',
                         keyword: 'maxLength',
@@ -16342,18 +17915,18 @@ function validate13(
                         schema: 1024,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.reason,
-                        data: data139,
+                        data: data163,
                       };
                       if (vErrors === null) {
-                        vErrors = [err279];
+                        vErrors = [err343];
                       } else {
-                        vErrors.push(err279);
+                        vErrors.push(err343);
                       }
                       errors++;
                     }
                   } else {
-                    const err280 = {
-                      instancePath: instancePath + '/status/conditions/' + i18 + '/reason',
+                    const err344 = {
+                      instancePath: instancePath + '/status/conditions/' + i21 + '/reason',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/reason/type',
                       keyword: 'type',
@@ -16364,22 +17937,22 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.reason,
-                      data: data139,
+                      data: data163,
                     };
                     if (vErrors === null) {
-                      vErrors = [err280];
+                      vErrors = [err344];
                     } else {
-                      vErrors.push(err280);
+                      vErrors.push(err344);
                     }
                     errors++;
                   }
                 }
-                if (data134.message !== undefined) {
-                  let data140 = data134.message;
-                  if (typeof data140 === 'string') {
-                    if (func2(data140) > 32768) {
-                      const err281 = {
-                        instancePath: instancePath + '/status/conditions/' + i18 + '/message',
+                if (data158.message !== undefined) {
+                  let data164 = data158.message;
+                  if (typeof data164 === 'string') {
+                    if (func2(data164) > 32768) {
+                      const err345 = {
+                        instancePath: instancePath + '/status/conditions/' + i21 + '/message',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/message/maxLength',
                         keyword: 'maxLength',
@@ -16388,18 +17961,18 @@ function validate13(
                         schema: 32768,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.message,
-                        data: data140,
+                        data: data164,
                       };
                       if (vErrors === null) {
-                        vErrors = [err281];
+                        vErrors = [err345];
                       } else {
-                        vErrors.push(err281);
+                        vErrors.push(err345);
                       }
                       errors++;
                     }
                   } else {
-                    const err282 = {
-                      instancePath: instancePath + '/status/conditions/' + i18 + '/message',
+                    const err346 = {
+                      instancePath: instancePath + '/status/conditions/' + i21 + '/message',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/message/type',
                       keyword: 'type',
@@ -16410,37 +17983,37 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.message,
-                      data: data140,
+                      data: data164,
                     };
                     if (vErrors === null) {
-                      vErrors = [err282];
+                      vErrors = [err346];
                     } else {
-                      vErrors.push(err282);
+                      vErrors.push(err346);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err283 = {
-                  instancePath: instancePath + '/status/conditions/' + i18,
+                const err347 = {
+                  instancePath: instancePath + '/status/conditions/' + i21,
                   schemaPath: '#/properties/status/properties/conditions/items/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
                   schema: schema14.properties.status.properties.conditions.items.type,
                   parentSchema: schema14.properties.status.properties.conditions.items,
-                  data: data134,
+                  data: data158,
                 };
                 if (vErrors === null) {
-                  vErrors = [err283];
+                  vErrors = [err347];
                 } else {
-                  vErrors.push(err283);
+                  vErrors.push(err347);
                 }
                 errors++;
               }
             }
           } else {
-            const err284 = {
+            const err348 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/type',
               keyword: 'type',
@@ -16448,18 +18021,18 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.status.properties.conditions.type,
               parentSchema: schema14.properties.status.properties.conditions,
-              data: data133,
+              data: data157,
             };
             if (vErrors === null) {
-              vErrors = [err284];
+              vErrors = [err348];
             } else {
-              vErrors.push(err284);
+              vErrors.push(err348);
             }
             errors++;
           }
         }
       } else {
-        const err285 = {
+        const err349 = {
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/type',
           keyword: 'type',
@@ -16467,18 +18040,18 @@ function validate13(
           message: 'must be object',
           schema: schema14.properties.status.type,
           parentSchema: schema14.properties.status,
-          data: data99,
+          data: data123,
         };
         if (vErrors === null) {
-          vErrors = [err285];
+          vErrors = [err349];
         } else {
-          vErrors.push(err285);
+          vErrors.push(err349);
         }
         errors++;
       }
     }
   } else {
-    const err286 = {
+    const err350 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -16489,9 +18062,9 @@ function validate13(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err286];
+      vErrors = [err350];
     } else {
-      vErrors.push(err286);
+      vErrors.push(err350);
     }
     errors++;
   }

@@ -12,6 +12,7 @@ export function revisionContent(spec: TemplateSpec): TemplateSpec {
   const content: TemplateSpec = { ...spec };
   delete content.rollout;
   delete content.revisionHistoryLimit;
+  delete content.api;
   return content;
 }
 
@@ -42,6 +43,7 @@ export function templateAtRevision(live: Template, revision: TemplateRevision): 
       allowClusterScopedResources: live.spec.allowClusterScopedResources,
       rollout: live.spec.rollout,
       revisionHistoryLimit: live.spec.revisionHistoryLimit,
+      api: live.spec.api,
       maxTTL: live.spec.maxTTL,
       requireTTL: live.spec.requireTTL,
     },
