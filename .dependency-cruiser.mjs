@@ -26,6 +26,7 @@ const ENGINE_CONCERNS = [
   'render',
   'sync',
   'releases',
+  'typed-api',
   'evaluation',
   'instance-sets',
   'pass',

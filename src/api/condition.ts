@@ -32,6 +32,14 @@ export const TemplateReason = {
   PreflightRunning: 'PreflightRunning',
   PreflightPassed: 'PreflightPassed',
   PreflightFailed: 'PreflightFailed',
+  /** spec.api (ADR 0032): the group is not allowed for the Template's namespace. */
+  APIGroupNotAllowed: 'APIGroupNotAllowed',
+  /** spec.api cannot make a valid CRD (a reserved field name, a default it cannot hold). */
+  APIInvalid: 'APIInvalid',
+  /** spec.api's kind is published by another Template, or its CRD is not Stencil's. */
+  APIConflict: 'APIConflict',
+  /** The change would break existing instances of the kind, and is not allowed. */
+  APIChangeRefused: 'APIChangeRefused',
 } as const;
 
 export const InstanceConditionType = {

@@ -98,7 +98,8 @@ export interface TemplateInstanceStatus {
 
 export interface TemplateInstance {
   apiVersion: string;
-  kind: 'TemplateInstance';
+  /** `TemplateInstance`, or a kind a Template publishes, read as one (ADR 0032). */
+  kind: string;
   metadata: ObjectMeta;
   spec: TemplateInstanceSpec;
   status?: TemplateInstanceStatus;

@@ -96,3 +96,13 @@ export const ANNOTATION_APPLYSET_GROUP_KINDS = 'applyset.kubernetes.io/contains-
 export const ANNOTATION_APPLYSET_NAMESPACES = 'applyset.kubernetes.io/additional-namespaces';
 /** `<tool>/<semver>`, the value of the tooling annotation. */
 export const APPLYSET_TOOLING = 'stencil/v1';
+
+/** On a generated CRD and its ClusterRoles: `<namespace>/<name>` of the Template publishing it (ADR 0032). */
+export const ANNOTATION_PUBLISHED_BY = `${GROUP}/template`;
+/** On a Template: `"true"` lets a breaking change of its published kind through (ADR 0032). */
+export const ANNOTATION_ALLOW_BREAKING_API_CHANGES = `${GROUP}/allow-breaking-api-changes`;
+/** Every object Stencil creates for a published kind (CRD, ClusterRoles) carries it. */
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_STENCIL = 'stencil';
+/** Field manager of the CRDs and ClusterRoles of published kinds. */
+export const API_FIELD_MANAGER = 'stencil-api';
