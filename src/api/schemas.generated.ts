@@ -741,11 +741,6 @@ export const CRD_SCHEMAS = {
                     '"parameter " + self.name + ": minimum and maximum need type number"',
                 },
                 {
-                  rule: '!has(self.enum) || (has(self.type) && self.type in ["string", "number", "bool"])',
-                  messageExpression:
-                    '"parameter " + self.name + ": enum needs type string, number or bool"',
-                },
-                {
                   rule: '!(has(self.minimum) && has(self.maximum)) || self.minimum <= self.maximum',
                   messageExpression:
                     '"parameter " + self.name + ": minimum must not be greater than maximum"',

@@ -9115,11 +9115,6 @@ const schema14 = {
                   '"parameter " + self.name + ": minimum and maximum need type number"',
               },
               {
-                rule: '!has(self.enum) || (has(self.type) && self.type in ["string", "number", "bool"])',
-                messageExpression:
-                  '"parameter " + self.name + ": enum needs type string, number or bool"',
-              },
-              {
                 rule: '!(has(self.minimum) && has(self.maximum)) || self.minimum <= self.maximum',
                 messageExpression:
                   '"parameter " + self.name + ": minimum must not be greater than maximum"',
@@ -9617,10 +9612,6 @@ const keyword16 = celRuleCheck([
   {
     rule: '!(has(self.minimum) || has(self.maximum)) || (has(self.type) && self.type == "number")',
     messageExpression: '"parameter " + self.name + ": minimum and maximum need type number"',
-  },
-  {
-    rule: '!has(self.enum) || (has(self.type) && self.type in ["string", "number", "bool"])',
-    messageExpression: '"parameter " + self.name + ": enum needs type string, number or bool"',
   },
   {
     rule: '!(has(self.minimum) && has(self.maximum)) || self.minimum <= self.maximum',
