@@ -1,9 +1,10 @@
-// The `stencil` commands: `run` (the operator), `render`, `validate` and `diff` (offline, the
-// operator's own code path), and `--help` for each; src/cli.ts runs them as the program.
+// The `stencil` commands: `run` (the operator), `render`, `validate`, `diff` and `crd` (offline,
+// the operator's own code path), and `--help` for each; src/cli.ts runs them as the program.
 // Every failure is one clear line on stderr with exit code 1 (checks failed) or 2 (bad usage or
 // unreadable files); never a stack trace.
 import { loggableMessage } from '../engine/redaction/redaction.ts';
 import { helpText, usageLine, UsageError, wantsHelp, type CommandSpec } from '../command-line.ts';
+import { crdCommand, CRD_COMMAND } from './crd-command.ts';
 import { diffCommand, DIFF_COMMAND } from './diff-command.ts';
 import { renderCommand, RENDER_COMMAND, type CommandResult } from './render-command.ts';
 import { validateCommand, VALIDATE_COMMAND } from './validate-command.ts';
@@ -25,6 +26,7 @@ const COMMANDS: Record<
   render: { spec: RENDER_COMMAND, run: renderCommand },
   validate: { spec: VALIDATE_COMMAND, run: validateCommand },
   diff: { spec: DIFF_COMMAND, run: diffCommand },
+  crd: { spec: CRD_COMMAND, run: crdCommand },
 };
 
 const USAGE = [
@@ -41,14 +43,14 @@ export async function main(argv: string[]): Promise<CommandResult> {
   try {
     if (command === undefined)
       throw new UsageError(
-        'no command given (commands: run, render, validate, diff; see stencil --help)',
+        'no command given (commands: run, render, validate, diff, crd; see stencil --help)',
       );
     if (command === 'help' || command === '--help' || command === '-h')
       return { exitCode: 0, stdout: `${USAGE}\n`, stderr: '' };
     const known = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!known)
       throw new UsageError(
-        `unknown command "${command}" (commands: run, render, validate, diff; see stencil --help)`,
+        `unknown command "${command}" (commands: run, render, validate, diff, crd; see stencil --help)`,
       );
     if (wantsHelp(known.spec, rest))
       return { exitCode: 0, stdout: helpText(known.spec), stderr: '' };

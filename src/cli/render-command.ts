@@ -27,6 +27,7 @@ import {
 } from '../command-line.ts';
 import { readObjects, readSingle } from './manifest-files.ts';
 import { CRDS_FLAG, offlineSchemas } from './offline-schemas.ts';
+import { instanceDocument, isTypedInstanceOf, typedInstanceOf } from './typed-instance.ts';
 import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
 import {
   chooseOfflineTemplate,
@@ -48,7 +49,12 @@ export const RENDER_COMMAND: CommandSpec = {
       value: 'T.yaml',
       description: 'the Template (required, unless --revisions holds the revision to render)',
     },
-    instance: { type: 'string', value: 'I.yaml', description: 'the TemplateInstance (required)' },
+    instance: {
+      type: 'string',
+      value: 'I.yaml',
+      description:
+        'the TemplateInstance, or an object of the kind the Template publishes (required)',
+    },
     objects: {
       type: 'string',
       multiple: true,
@@ -227,11 +233,15 @@ function templateToRender(
 export async function renderCommand(argv: string[]): Promise<CommandResult> {
   const args = parse(argv);
   const given = args.template === undefined ? undefined : loadTemplate(args.template);
-  const instance = loadInstance(args.instance);
+  const schemas = offlineSchemas(args.crds);
+  const document = instanceDocument(args.instance, given);
+  const instance =
+    given && isTypedInstanceOf(document, given)
+      ? await typedInstanceOf(args.instance, document, given, schemas)
+      : instanceOf(args.instance, document);
   const revisions = args.revisions === undefined ? undefined : readRevisions(args.revisions);
   const objects = args.objects.flatMap(readObjects);
   const choice = templateToRender(instance, given, revisions, args.revision);
-  const schemas = offlineSchemas(args.crds);
   const { evaluation, ok, conditions } = await renderOffline(instance, choice, objects, schemas);
   const notes = evaluation.notes.map((n) => `stencil: note: ${n}\n`).join('');
   const exitCode = ok ? 0 : 1;

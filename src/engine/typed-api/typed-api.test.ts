@@ -9,6 +9,7 @@ import {
   type SchemaObject,
 } from './api-crd.ts';
 import { apiNames, celFieldName, groupRefusal, parseApiAllowance } from './api-names.ts';
+import { withDefaults } from './api-defaults.ts';
 import { publishedRoles } from './api-roles.ts';
 import { instanceView } from './instance-view.ts';
 
@@ -414,6 +415,24 @@ describe('the roles of a published kind', () => {
     });
     expect(view!.metadata.labels).toMatchObject({
       'rbac.authorization.k8s.io/aggregate-to-view': 'true',
+    });
+  });
+});
+
+describe('structural defaults, as the API server applies them', () => {
+  it('fills absent fields, the spec itself first, and keeps what is set', () => {
+    const t = template([
+      { name: 'replicas', type: 'number', value: 2 },
+      { name: 'tier', type: 'string', value: 'free' },
+      { name: 'image', type: 'string', required: true },
+    ]);
+    const root = crdOf(t).spec.versions[0]!.schema.openAPIV3Schema;
+    expect(withDefaults({ metadata: { name: 'a' } }, root)).toEqual({
+      metadata: { name: 'a' },
+      spec: { replicas: 2, tier: 'free' },
+    });
+    expect(withDefaults({ spec: { tier: 'pro', image: 'x' } }, root)).toEqual({
+      spec: { replicas: 2, tier: 'pro', image: 'x' },
     });
   });
 });
