@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../api/object-meta.ts';
 import type { ParameterDeclaration, TemplateSpec } from '../../api/template.ts';
 import { aTemplate, CONFIG_MAP_BODY } from '../../../test/support/builders.ts';
+import type { ConditionDraft } from '../shared/conditions.ts';
 import { evaluateTemplate } from './template-evaluation.ts';
 
 function evaluate(
@@ -189,6 +190,77 @@ describe('static validation of a Template (Valid condition)', () => {
       reason: 'SpecInvalid',
       message: expect.stringContaining('spec.sync.mode'),
     });
+  });
+});
+
+describe('parameter constraints (ADR 0032)', () => {
+  const validity = (parameters: ParameterDeclaration[]): ConditionDraft | undefined =>
+    evaluate(CONFIG_MAP_BODY, parameters).conditions.find((c) => c.type === 'Valid');
+
+  it.each<[string, ParameterDeclaration, string]>([
+    [
+      'a default above the maximum',
+      { name: 'replicas', type: 'number', maximum: 10, value: 12 },
+      'spec.parameters[0].value: parameter "replicas": 12 is greater than the maximum 10',
+    ],
+    [
+      'a default outside the enum',
+      { name: 'tier', type: 'string', enum: ['free', 'pro'], value: 'gold' },
+      'spec.parameters[0].value: parameter "tier": "gold" is not one of "free", "pro"',
+    ],
+    [
+      'a default that does not match the pattern',
+      { name: 'name', type: 'string', pattern: '^[a-z]+$', value: 'Web' },
+      'spec.parameters[0].value: parameter "name": "Web" does not match the pattern ^[a-z]+$',
+    ],
+    [
+      'a default shorter than minLength',
+      { name: 'name', type: 'string', minLength: 3, value: 'ab' },
+      'spec.parameters[0].value: parameter "name": "ab" is shorter than the minimum length 3',
+    ],
+    [
+      'an enum on an object parameter',
+      { name: 'settings', type: 'object', enum: [{ a: 1 }] },
+      'spec.parameters[0].enum: parameter "settings": enum needs type string, number or bool',
+    ],
+    [
+      'an enum entry that is not of the type',
+      { name: 'port', type: 'number', enum: [80, 'https'] },
+      'spec.parameters[0].enum[1]: parameter "port": enum entry 1: expected a number, got "https"',
+    ],
+    [
+      'a pattern with lookahead (reported once, not again at the default)',
+      { name: 'user', type: 'string', pattern: '^(?!root$)', value: 'root' },
+      'spec.parameters[0].pattern: parameter "user": the pattern ^(?!root$) is not RE2: it uses lookahead (?!, which RE2 lacks',
+    ],
+    [
+      'a pattern with a backreference',
+      { name: 'pair', type: 'string', pattern: '^(a)\\1$' },
+      'spec.parameters[0].pattern: parameter "pair": the pattern ^(a)\\1$ is not RE2: it uses a backreference \\1, which RE2 lacks',
+    ],
+  ])('refuses %s, naming the parameter', (_name, declaration, message) => {
+    expect(validity([declaration])).toMatchObject({
+      status: 'False',
+      reason: 'ValidationFailed',
+      message,
+    });
+  });
+
+  it('accepts a default that satisfies every constraint, and ignores a required one', () => {
+    const result = evaluate(CONFIG_MAP_BODY, [
+      { name: 'replicas', type: 'number', minimum: 1, maximum: 10, enum: [1, '3'], value: '3' },
+      {
+        name: 'name',
+        type: 'string',
+        pattern: '^[a-z]+$',
+        minLength: 1,
+        maxLength: 8,
+        value: 'web',
+      },
+      // A required parameter's default never applies (SPEC §3 step 2).
+      { name: 'tier', type: 'string', enum: ['free'], value: 'gold', required: true },
+    ]);
+    expect(result.conditions[0]).toMatchObject({ type: 'Valid', status: 'True' });
   });
 });
 

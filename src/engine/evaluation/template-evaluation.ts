@@ -13,6 +13,7 @@ import type { Kinded, ObjectSchemas } from '../object-schema/object-schema.ts';
 import { objectSchemaProblems, placementProblems } from './schema-checks.ts';
 import { draft, type ConditionDraft } from '../shared/conditions.ts';
 import { coerceParameter, emptyValue } from '../parameters/parameter-types.ts';
+import { checkConstraints, declarationFaults } from '../parameters/parameter-constraints.ts';
 import { mergeParameterValue } from '../parameters/value-merge.ts';
 import { observedPlacementProblems } from '../health/observed.ts';
 import { observedProblems } from '../health/observed-check.ts';
@@ -60,18 +61,38 @@ function sourcesProblems(template: Template): Problem[] {
   );
 }
 
+/**
+ * A literal default that fails its type, or (for a parameter whose default applies, one not
+ * `required`) its constraints: every instance that leaves it unset would fail the same way.
+ * Constraints that are wrong in themselves are reported once, by constraintProblems.
+ */
 function defaultProblems(template: Template): Problem[] {
   return (template.spec.parameters ?? []).flatMap((p, i) => {
     if (p.value === undefined || p.type === undefined) return [];
     const typed = coerceParameter({ name: p.name, type: p.type, value: p.value, secret: false });
-    return typed.ok
+    const checked =
+      typed.ok && !p.required && declarationFaults(p).length === 0
+        ? checkConstraints({ declaration: p, value: typed.value, secret: false })
+        : typed;
+    return checked.ok
       ? []
-      : typed.problems.map((problem) => ({
+      : checked.problems.map((problem) => ({
           ...problem,
           path: `spec.parameters[${i}].value`,
           reason: R.ValidationFailed,
         }));
   });
+}
+
+/** Constraints wrong in themselves: an enum off a scalar type or mistyped, a pattern not RE2. */
+function constraintProblems(template: Template): Problem[] {
+  return (template.spec.parameters ?? []).flatMap((p, i) =>
+    declarationFaults(p).map(({ field, message }) => ({
+      path: `spec.parameters[${i}].${field}`,
+      reason: R.ValidationFailed,
+      message,
+    })),
+  );
 }
 
 /**
@@ -302,6 +323,7 @@ function staticProblems(template: Template): Problem[] {
       : compiled.problems),
     ...readyWhenProblems(template.spec.handlebars),
     ...defaultProblems(template),
+    ...constraintProblems(template),
     ...mergeDefaultProblems(template),
     ...sourcesProblems(template),
   ];

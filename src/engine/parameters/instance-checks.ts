@@ -1,10 +1,12 @@
 // Checks of a TemplateInstance against its Template that need no cluster reads: unknown
-// parameters, overrides of locked parameters, missing required values, literal value types.
+// parameters, overrides of locked parameters, missing required values, literal value types and
+// constraints.
 // `stencil validate` runs them; the operator gets the same answers from resolveParameters.
 import { InstanceReason } from '../../api/condition.ts';
 import type { Template } from '../../api/template.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
 import { coerceParameter } from './parameter-types.ts';
+import { checkConstraints } from './parameter-constraints.ts';
 import type { Problem } from '../shared/problem.ts';
 
 export function checkInstanceStatically(template: Template, instance: TemplateInstance): Problem[] {
@@ -33,7 +35,10 @@ export function checkInstanceStatically(template: Template, instance: TemplateIn
         value: p.value,
         secret: false,
       });
-      if (!typed.ok) problems.push(...typed.problems.map((q) => ({ ...q, path })));
+      const checked = typed.ok
+        ? checkConstraints({ declaration, value: typed.value, secret: false })
+        : typed;
+      if (!checked.ok) problems.push(...checked.problems.map((q) => ({ ...q, path })));
     }
   });
   const names = new Set(given.map((p) => p.name));

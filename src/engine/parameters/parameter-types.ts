@@ -31,6 +31,9 @@ const EXPECTED: Record<ParameterType, string> = {
 };
 
 /** How a failed value may be described: the value itself, or nothing about it (Secret). */
+/** What a message says in place of a value that came from a Secret. */
+export const SECRET_VALUE = 'a value from a Secret';
+
 const SECRET_NOUN: Record<ParameterType, string> = {
   string: 'string',
   number: 'number',
@@ -46,7 +49,7 @@ function truncate(text: string, max: number): string {
 }
 
 /** The offending value as a message shows it: JSON text, cut, with lists and maps named. */
-function describeValue(value: JsonValue): string {
+export function describeValue(value: JsonValue): string {
   if (typeof value === 'string') {
     return JSON.stringify(truncate(value, MAX_QUOTED_VALUE_LENGTH));
   }
@@ -64,7 +67,7 @@ function mismatch(input: CoercionInput, type: ParameterType): Outcome<JsonValue>
   const expected = EXPECTED[type];
   let got: string;
   if (input.secret) {
-    got = `a value from a Secret that is not a valid ${SECRET_NOUN[type]}`;
+    got = `${SECRET_VALUE} that is not a valid ${SECRET_NOUN[type]}`;
   } else if (input.value === null) {
     got = 'null (null never satisfies a typed parameter: give a value, or drop the type)';
   } else {

@@ -13,6 +13,7 @@ import type {
 } from '../../api/template-instance.ts';
 import { evaluateJsonPath } from '../shared/jsonpath.ts';
 import { coerceParameter, emptyValue } from './parameter-types.ts';
+import { checkConstraints } from './parameter-constraints.ts';
 import { failure, success, type Outcome, type Problem } from '../shared/problem.ts';
 import { Redactor, type SecretValue } from '../redaction/redaction.ts';
 import { selectorMatches } from '../shared/target-namespaces.ts';
@@ -474,6 +475,20 @@ async function resolveOne(
 }
 
 /**
+ * A resolved value given its declared type, then held to the declaration's constraints (ADR
+ * 0032): the Template default, a literal, a valueFrom read and a defaultValue alike. The empty
+ * value of step 4 is neither: it stands for no value, as an absent field of a typed API does.
+ */
+function typedValue(
+  declaration: ParameterDeclaration,
+  value: JsonValue,
+  secret: boolean,
+): Outcome<JsonValue> {
+  const typed = coerceParameter({ name: declaration.name, type: declaration.type, value, secret });
+  return typed.ok ? checkConstraints({ declaration, value: typed.value, secret }) : typed;
+}
+
+/**
  * The instance's typed value combined with the Template default as `merge` says (ADR 0013). No
  * merge for `replace`, without a default, or for a `required` parameter, whose default never
  * applies (SPEC §3 step 2).
@@ -550,12 +565,7 @@ export async function resolveParameters(
     const { resolution, defaultUsed } = resolved.value;
     const typed = resolution.empty
       ? success(resolution.value)
-      : coerceParameter({
-          name: declaration.name,
-          type: declaration.type,
-          value: resolution.value,
-          secret: resolution.secret,
-        });
+      : typedValue(declaration, resolution.value, resolution.secret);
     if (!typed.ok) return typed;
     const merged = override ? mergeWithDefault(declaration, typed.value, resolution.secret) : typed;
     if (!merged.ok) return merged;
