@@ -1,5 +1,10 @@
 // The only reader of command-line flags and STENCIL_* environment variables: produces the frozen
 // configuration of `stencil run`. A flag wins over its environment variable.
+import {
+  NO_API_ALLOWANCE,
+  parseApiAllowance,
+  type ApiAllowance,
+} from './engine/typed-api/api-names.ts';
 import { parseCommandLine, UsageError, type CommandSpec } from './command-line.ts';
 import type { LogLevel } from './log.ts';
 
@@ -39,6 +44,11 @@ export interface OperatorConfig {
    * with a SubjectAccessReview on every read; needs the admission webhook).
    */
   authorizeSources: 'operator' | 'requester';
+  /**
+   * Which Template namespaces may publish which API groups (ADR 0032); empty = none may, and
+   * the operator does not watch CRDs.
+   */
+  apiGroups: ApiAllowance;
   /** Namespace of the operator's own objects (the webhook certificate Secret, the Lease). */
   operatorNamespace?: string;
   leaderElect: boolean;
@@ -193,6 +203,12 @@ export const RUN_COMMAND = {
       description:
         "operator, or requester: each valueFrom read also needs the instance creator's rights (default operator)",
     },
+    'api-groups': {
+      type: 'string',
+      value: 'NS=GROUP,...;...',
+      description:
+        'which namespaces may publish which API groups through Templates (typed APIs, ADR 0032; default none)',
+    },
     'operator-namespace': {
       type: 'string',
       value: 'NS',
@@ -309,6 +325,14 @@ function sharding(
 }
 
 /** Requester mode records requesters through the admission webhook, so it cannot run without it. */
+function apiGroups(text: string | undefined): ApiAllowance {
+  if (text === undefined) return NO_API_ALLOWANCE;
+  const parsed = parseApiAllowance(text);
+  if (!parsed.ok)
+    throw new ConfigError(`--api-groups: ${parsed.problems.map((p) => p.message).join('; ')}`);
+  return parsed.value;
+}
+
 function authorizeSources(
   get: (name: RunFlag) => string | undefined,
 ): OperatorConfig['authorizeSources'] {
@@ -367,6 +391,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
       'operator',
     ),
     authorizeSources: authorizeSources(get),
+    apiGroups: apiGroups(get('api-groups')),
     operatorNamespace: get('operator-namespace'),
     leaderElect: bool('leader-elect', get('leader-elect')),
     sharding: sharding(get, bool('leader-elect', get('leader-elect'))),

@@ -192,6 +192,7 @@ export async function runOperator(
     metrics,
     webhook: webhookOptions(config, log),
     authorizeSources: config.authorizeSources,
+    apiGroups: config.apiGroups,
     leaderElection: leaderElection(config, identity, () => onLost()),
     sharding: shardingOptions(config, identity, () => onLost()),
   });

@@ -19,6 +19,8 @@ export const TemplateConditionType = {
   Deleting: 'Deleting',
   /** The newest revision rendered and dry-run for every instance before any moves (ADR 0031). */
   Preflight: 'Preflight',
+  /** The kind of spec.api is served by the API server (ADR 0032). */
+  APIPublished: 'APIPublished',
 } as const;
 
 export const TemplateReason = {
@@ -40,6 +42,10 @@ export const TemplateReason = {
   APIConflict: 'APIConflict',
   /** The change would break existing instances of the kind, and is not allowed. */
   APIChangeRefused: 'APIChangeRefused',
+  APIEstablished: 'APIEstablished',
+  APIPending: 'APIPending',
+  /** spec.api was removed (or the Template deleted) while instances of the kind exist. */
+  APIUnpublishBlocked: 'APIUnpublishBlocked',
 } as const;
 
 export const InstanceConditionType = {

@@ -5,7 +5,7 @@
 // with its indexes, and every controller that watches the kind routes from the same informers.
 import type { ObjectHead } from '../api/object-meta.ts';
 import type { EventOrigin, IndexFunction, Informer } from './watches/informer.ts';
-import type { OperatorShell } from './watches/operator-shell.ts';
+import type { EventHandler, OperatorShell, WatchTarget } from './watches/operator-shell.ts';
 import { parseRequestKey, requestKey, type Reconciler, type Request } from './reconciler.ts';
 import { WorkQueue, type QueueObserver } from './work-queue.ts';
 
@@ -33,6 +33,8 @@ export interface KindOptions<T> {
    * watches all); false: by one cluster-wide informer.
    */
   namespaced: boolean;
+  /** Only the objects with these labels (a label selector). */
+  labelSelector?: string;
   /** Secondary indexes by name, kept current with the cache (see Informer.addIndex). */
   indexes?: Record<string, IndexFunction<T>>;
 }
@@ -51,18 +53,43 @@ export class KindCache<T extends ObjectHead> {
 
   /** Starts the informers through the shell (part of cache readiness). */
   watch(shell: Pick<OperatorShell, 'watch'>, namespaces: string[] | undefined): void {
-    const { group, version, plural, namespaced, indexes = {} } = this.options;
+    this.start(namespaces, (target, handler) => shell.watch<T>(target, handler));
+  }
+
+  /**
+   * Starts informers that are not part of cache readiness, for a kind that comes and goes (one a
+   * Template publishes); returns what stops them.
+   */
+  watchDynamic(
+    shell: Pick<OperatorShell, 'watchDynamic'>,
+    namespaces: string[] | undefined,
+  ): () => void {
+    const started = this.start(namespaces, (target, handler) =>
+      shell.watchDynamic<T>(target, handler),
+    );
+    return () => {
+      for (const informer of started) informer.stop();
+      this.informers.length = 0;
+    };
+  }
+
+  private start(
+    namespaces: string[] | undefined,
+    open: (target: WatchTarget, handler: EventHandler<T>) => Informer<T>,
+  ): Informer<T>[] {
+    const { group, version, plural, namespaced, labelSelector, indexes = {} } = this.options;
+    const started: Informer<T>[] = [];
     for (const namespace of namespaced ? (namespaces ?? [undefined]) : [undefined]) {
-      const informer = shell.watch<T>(
-        { group, version, plural, namespace },
-        (event, old, origin) => {
-          const change: Change<T> = { type: event.type, object: event.object, old, origin };
-          for (const handler of this.handlers) handler(change);
-        },
-      );
+      const target = { group, version, plural, namespace, labelSelector };
+      const informer = open(target, (event, old, origin) => {
+        const change: Change<T> = { type: event.type, object: event.object, old, origin };
+        for (const handler of this.handlers) handler(change);
+      });
       for (const [name, valuesOf] of Object.entries(indexes)) informer.addIndex(name, valuesOf);
       this.informers.push(informer);
+      started.push(informer);
     }
+    return started;
   }
 
   /** The object from whichever informer (one per watched namespace) holds it. */
@@ -104,6 +131,8 @@ export interface ControllerOptions {
   name: string;
   /** The kind it reconciles, a request per object: what a resync or a hand-off enqueues. */
   kind: Pick<KindCache<ObjectHead>, 'list'>;
+  /** The request of one of its objects, when it is not its namespace and name. */
+  requestOf?: (object: ObjectHead) => Request;
   /** Every change that concerns it, those of its own kind included. */
   watches: readonly Watch[];
   reconciler: Reconciler;
@@ -117,22 +146,29 @@ export class Controller {
   readonly name: string;
   readonly queue: WorkQueue;
   private readonly kind: Pick<KindCache<ObjectHead>, 'list'>;
+  private readonly requestOf: (object: ObjectHead) => Request;
 
   constructor(options: ControllerOptions) {
     this.name = options.name;
     this.kind = options.kind;
+    this.requestOf = options.requestOf ?? requestOf;
     this.queue = new WorkQueue(
       (key, signal) => options.reconciler.reconcile(parseRequestKey(key), signal),
       { concurrency: options.concurrency, observer: options.observer, admit: options.admit },
     );
     // Changes seen before start() wait in the queue: a replica that does not reconcile yet keeps
     // its queue as warm as its caches.
-    for (const watch of options.watches) watch.connect((request) => this.enqueue(request));
+    for (const watch of options.watches) this.connect(watch);
+  }
+
+  /** Routes a watch's requests here: one of the controller's own, or one added later. */
+  connect(watch: Watch): void {
+    watch.connect((request) => this.enqueue(request));
   }
 
   /** A request per object of its kind the cache holds. */
   requests(): Request[] {
-    return this.kind.list().map(requestOf);
+    return this.kind.list().map(this.requestOf);
   }
 
   enqueue(request: Request): void {

@@ -3,8 +3,18 @@
 // webhook, the gauges and the periodic resync. Each concern lives in its own module of this
 // folder; every controller is declared the same way (framework/controller.ts): the kind it
 // reconciles, its watches, its reconciler and its queue.
-import { INSTANCE_SET_FIELD_MANAGER } from '../api/well-known.ts';
-import { Controller, type ControllerOptions } from '../framework/controller.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import {
+  INSTANCE_SET_FIELD_MANAGER,
+  LABEL_MANAGED_BY,
+  MANAGED_BY_STENCIL,
+} from '../api/well-known.ts';
+import {
+  publishedCrdOf,
+  publisherOfCrd,
+  type ApiAllowance,
+} from '../engine/typed-api/api-names.ts';
+import { Controller, KindCache, type ControllerOptions } from '../framework/controller.ts';
 import type { LeaderElector } from '../framework/coordination/leader-election.ts';
 import { OperatorShell } from '../framework/watches/operator-shell.ts';
 import { parseRequestKey } from '../framework/reconciler.ts';
@@ -31,7 +41,12 @@ import type { Template } from '../api/template.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './watches/caches.ts';
 import { DependencyWatches } from './watches/dependency-watches.ts';
-import { instanceWatches, templateWatches } from './watches/event-routing.ts';
+import {
+  instanceRequest,
+  instanceWatches,
+  publishedKindWatches,
+  templateWatches,
+} from './watches/event-routing.ts';
 import { setCache, setWatches } from './watches/instance-sets.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './coordination/leadership.ts';
@@ -73,6 +88,11 @@ export interface OperatorOptions {
    * (schemas/kubernetes) is read only when they cannot be.
    */
   schemas?: Omit<ClusterSchemasOptions, 'log'>;
+  /**
+   * Which Template namespaces may publish which API groups (--api-groups, ADR 0032). Empty or
+   * absent: no Template may publish a kind, and CRDs are not watched at all.
+   */
+  apiGroups?: ApiAllowance;
   log: Logger;
   now?: () => Date;
 }
@@ -164,7 +184,9 @@ export class StencilOperator {
     };
     this.instances = this.controller({
       name: 'templateinstance',
-      kind: cache.kinds.instances,
+      // TemplateInstances and typed instances, in one queue (ADR 0032).
+      kind: { list: () => cache.instances() },
+      requestOf: instanceRequest,
       watches: instanceWatches(cache),
       reconciler: new InstanceReconciler({
         cluster,
@@ -191,6 +213,8 @@ export class StencilOperator {
         cache,
         schemas,
         unpublished: (apiVersions) => this.publishedSchemas.unpublished(apiVersions),
+        apiGroups: options.apiGroups,
+        publishedBy: (namespace, name) => cache.publishedBy(namespace, name),
         preflight: new PreflightRunner({
           cache,
           applied,
@@ -256,6 +280,7 @@ export class StencilOperator {
       connection.listWatch,
       (shell) => {
         this.caches.watch(shell, this.options.namespaces);
+        if ((this.options.apiGroups?.size ?? 0) > 0) this.watchPublishedKinds(shell);
         return Promise.resolve();
       },
       (level, message, fields) => log[level](message, fields),
@@ -284,6 +309,38 @@ export class StencilOperator {
       namespaces: this.options.namespaces ?? 'all',
       concurrency: this.options.concurrency,
     });
+  }
+
+  /**
+   * Watches the CRDs Stencil keeps for published kinds (ADR 0032): while one is Established its
+   * kind's informers run, routed to the instance and Template controllers as TemplateInstances
+   * are; when it goes, they stop. Its Template hears of each change.
+   */
+  private watchPublishedKinds(shell: OperatorShell): void {
+    const crds = new KindCache<KubeObject>({
+      group: 'apiextensions.k8s.io',
+      version: 'v1',
+      plural: 'customresourcedefinitions',
+      namespaced: false,
+      labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY_STENCIL}`,
+    });
+    const { published } = this.caches;
+    crds.onChange(({ type, object }) => {
+      const spec = type === 'DELETED' ? undefined : publishedCrdOf(object);
+      const names =
+        (object.spec as { group?: string; names?: { kind?: string } } | undefined) ?? {};
+      if (!spec) published.remove(`${names.names?.kind ?? ''}.${names.group ?? ''}`);
+      else
+        published.add(spec, (kind) => {
+          const routes = publishedKindWatches(this.caches, kind);
+          this.instances.connect(routes.instances);
+          this.templates.connect(routes.templates);
+          return kind.cache.watchDynamic(shell, this.options.namespaces);
+        });
+      const publisher = publisherOfCrd(object);
+      if (publisher) this.templates.enqueue(publisher);
+    });
+    crds.watch(shell, undefined);
   }
 
   /** Starts reconciling (the leader, or the only replica). */
@@ -389,6 +446,7 @@ export class StencilOperator {
       .catch((error: unknown) =>
         this.options.log.warn('could not remove the shard member Lease', { error: String(error) }),
       );
+    this.caches.published.stopAll();
     this.shell?.stopWatches();
     this.options.log.info('operator stopped');
   }

@@ -5,7 +5,8 @@
 // input changes waiting: a tenant's edit or a rotated Secret is not delayed by a preflight.
 import type { Template, TemplateRevision, PreflightStatus } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
-import { resourceKey } from '../engine/objects/inventory.ts';
+import { instanceOwner, resourceKey } from '../engine/objects/inventory.ts';
+import { instanceKey } from '../engine/shared/instance-key.ts';
 import { isFrozen, ignoredFieldsUnder } from '../engine/pass/decision.ts';
 import { preflightReport, type PreflightVerdict } from '../engine/releases/preflight.ts';
 import { templateAtRevision } from '../engine/releases/revisions.ts';
@@ -110,7 +111,7 @@ export class PreflightRunner {
     const waiting = this.deps.cache
       .instancesOf(namespace, name)
       .filter((i) => i.spec.templateRef.revision === undefined && !i.metadata.deletionTimestamp)
-      .map(keyOf)
+      .map(instanceKey)
       .sort();
     const run: Run = {
       revision: revision.spec.revision,
@@ -169,7 +170,7 @@ export class PreflightRunner {
     instance: TemplateInstance,
     template: Template,
   ): Promise<PreflightVerdict> {
-    const key = keyOf(instance);
+    const key = instanceKey(instance);
     // It renders nothing again, whatever the revision.
     if (isFrozen(instance, template)) return { instance: key, outcome: 'unchanged' };
     let redactor = Redactor.none;
@@ -181,11 +182,7 @@ export class PreflightRunner {
         return { instance: key, outcome: 'failed', reason: problem && formatProblem(problem) };
       }
       const preview = await previewApply(cluster, {
-        owner: {
-          name: instance.metadata.name ?? '',
-          namespace: instance.metadata.namespace ?? '',
-          uid: instance.metadata.uid ?? '',
-        },
+        owner: instanceOwner(instance),
         rendered: evaluation.resources,
         ignoreFields: ignoredFieldsUnder(template),
         memo: this.deps.applied,
@@ -199,10 +196,6 @@ export class PreflightRunner {
       throw redactor.redactError(error);
     }
   }
-}
-
-function keyOf(instance: TemplateInstance): string {
-  return `${instance.metadata.namespace ?? ''}/${instance.metadata.name ?? ''}`;
 }
 
 function templateKey(template: Template): string {

@@ -7,8 +7,19 @@ import type { TemplateInstance } from '../api/template-instance.ts';
 export interface CacheReader {
   /** Labels of a namespace, or undefined when it is not (yet) known. */
   namespaceLabels(name: string): Record<string, string> | undefined;
-  /** One instance as the cache has it (shared: never mutate it); undefined when not seen. */
+  /**
+   * One instance as the cache has it (shared: never mutate it); undefined when not seen. `name`
+   * is the name part of its key, which names the kind of a typed instance (ADR 0032).
+   */
   instance(namespace: string, name: string): TemplateInstance | undefined;
+  /**
+   * The instance an object of an instance's kind stands for (as the API server returned it):
+   * a typed instance read through its view; undefined when its kind is not published (any more).
+   * Absent: every instance is a TemplateInstance.
+   */
+  readInstance?(object: KubeObject): TemplateInstance | undefined;
+  /** The apiVersion and kind of the instance a key's name part names, while it is served. */
+  instanceKind?(name: string): { apiVersion: string; kind: string } | undefined;
   /** Instances whose templateRef (namespace defaulted) names this Template. */
   instancesOf(templateNamespace: string, templateName: string): TemplateInstance[];
   templates(): Template[];

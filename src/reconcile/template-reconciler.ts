@@ -9,11 +9,27 @@ import {
   FINALIZER_TEMPLATE,
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
-import { draft, mergeConditions, rfc3339 } from '../engine/shared/conditions.ts';
+import {
+  draft,
+  mergeConditions,
+  rfc3339,
+  type ConditionDraft,
+} from '../engine/shared/conditions.ts';
 import {
   evaluateTemplate,
   evaluateTemplateChecked,
+  type TemplateEvaluation,
 } from '../engine/evaluation/template-evaluation.ts';
+import { summarizeProblems, type Problem } from '../engine/shared/problem.ts';
+import { apiProblems } from '../engine/typed-api/api-checks.ts';
+import { NO_API_ALLOWANCE, type ApiAllowance } from '../engine/typed-api/api-names.ts';
+import {
+  checkApiOnCluster,
+  publishApi,
+  unpublishApi,
+  type ApiCheck,
+  type PublishedNow,
+} from './template-api.ts';
 import type { Kinded, ObjectSchemas } from '../engine/object-schema/object-schema.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
@@ -38,6 +54,10 @@ export interface TemplateReconcilerDeps {
   unpublished?: (apiVersions: readonly string[]) => string[];
   /** Checks every instance against a new revision before any moves to it (ADR 0031). */
   preflight: Pick<PreflightRunner, 'advance' | 'forget'>;
+  /** Which namespaces may publish which API groups (ADR 0032); absent: none may. */
+  apiGroups?: ApiAllowance;
+  /** The kinds a Template publishes now, with how many instances each has. */
+  publishedBy?: (namespace: string, name: string) => PublishedNow[];
   now: () => Date;
 }
 
@@ -69,10 +89,7 @@ export class TemplateReconciler implements Reconciler {
       await ensureFinalizer(cluster, template, FINALIZER_TEMPLATE);
       return {};
     }
-    const { schemas } = this.deps;
-    const evaluation = schemas
-      ? await evaluateTemplateChecked(template, schemas)
-      : evaluateTemplate(template);
+    const { evaluation, api, publishedNow } = await this.evaluate(cluster, template);
     // Only valid content becomes a release: an invalid edit never reaches instances that follow
     // a progressive rollout (under strategy All they render the live Template and report it).
     const releases = await syncRevisions(
@@ -84,6 +101,8 @@ export class TemplateReconciler implements Reconciler {
     const resume = template.metadata.annotations?.[ANNOTATION_ROLLOUT] === 'resume';
     const { release, preflight, again } = await this.release(cluster, template, releases, resume);
     const conditions = [...evaluation.conditions];
+    const published = await this.publish(cluster, template, evaluation, api, publishedNow);
+    if (published) conditions.push(published);
     if (preflight)
       conditions.push(preflightCondition(preflight, preflightMode(template.spec.rollout)));
     const written = await writeStatusIfChanged<TemplateStatus>(cluster, template, {
@@ -104,6 +123,56 @@ export class TemplateReconciler implements Reconciler {
     return (await this.awaitsSchemas(cluster, evaluation.renderedKinds))
       ? { requeueAfter: UNPUBLISHED_RECHECK_MS }
       : {};
+  }
+
+  /** The Template's checks: its content's, then its published kind's (ADR 0032). */
+  private async evaluate(
+    cluster: ClusterPort,
+    template: Template,
+  ): Promise<{ evaluation: TemplateEvaluation; api: ApiCheck; publishedNow: PublishedNow[] }> {
+    const { schemas } = this.deps;
+    const checked = schemas
+      ? await evaluateTemplateChecked(template, schemas)
+      : evaluateTemplate(template);
+    const publishedNow = this.publishedNow(template);
+    const api = await this.checkApi(cluster, template, checked, publishedNow);
+    const evaluation = api.problems.length > 0 ? refused(checked, api.problems) : checked;
+    return { evaluation, api, publishedNow };
+  }
+
+  /** A valid Template's kind applied, or the kinds it no longer publishes removed. */
+  private async publish(
+    cluster: ClusterPort,
+    template: Template,
+    evaluation: TemplateEvaluation,
+    api: ApiCheck,
+    publishedNow: PublishedNow[],
+  ): Promise<ConditionDraft | undefined> {
+    if (evaluation.phase !== 'Valid') return undefined;
+    return template.spec.api
+      ? publishApi(cluster, template, api)
+      : unpublishApi(cluster, publishedNow);
+  }
+
+  private publishedNow(template: Template): PublishedNow[] {
+    const { namespace = '', name = '' } = template.metadata;
+    return this.deps.publishedBy?.(namespace, name) ?? [];
+  }
+
+  /**
+   * The checks of `spec.api` (ADR 0032): the allowance and the CRD it makes (as `stencil crd`
+   * checks them), then, for a Template otherwise valid, those against the cluster's CRDs.
+   */
+  private async checkApi(
+    cluster: ClusterPort,
+    template: Template,
+    evaluation: TemplateEvaluation,
+    publishedNow: PublishedNow[],
+  ): Promise<ApiCheck> {
+    if (!template.spec.api) return { problems: [], retired: [] };
+    const problems = apiProblems(template, this.deps.apiGroups ?? NO_API_ALLOWANCE);
+    if (problems.length > 0 || evaluation.phase !== 'Valid') return { problems, retired: [] };
+    return checkApiOnCluster(cluster, template, publishedNow);
   }
 
   /**
@@ -166,7 +235,7 @@ export class TemplateReconciler implements Reconciler {
         TemplateConditionType.Deleting,
         false,
         TemplateReason.DeletionBlocked,
-        `referenced by ${users.length} TemplateInstance(s)`,
+        `referenced by ${users.length} instance(s)${this.publishedNow(template).length > 0 ? ` (TemplateInstances and ${template.spec.api?.kind ?? 'typed instances'})` : ''}`,
       );
       const others = (template.status?.conditions ?? []).filter(
         (c: Condition) => c.type !== TemplateConditionType.Deleting,
@@ -187,7 +256,25 @@ export class TemplateReconciler implements Reconciler {
       // Instance deletions enqueue this Template again; nothing to poll.
       return {};
     }
+    // Its kind goes with it: nothing is left that it would serve.
+    await unpublishApi(cluster, this.publishedNow(template));
     await removeFinalizer(cluster, template, FINALIZER_TEMPLATE);
     return {};
   }
+}
+
+/** The evaluation with `problems` of spec.api: Valid=False, named by the first one's reason. */
+function refused(evaluation: TemplateEvaluation, problems: Problem[]): TemplateEvaluation {
+  const valid = draft(
+    TemplateConditionType.Valid,
+    false,
+    problems[0]!.reason,
+    summarizeProblems(problems),
+  );
+  return {
+    ...evaluation,
+    phase: 'Invalid',
+    problems: [...evaluation.problems, ...problems],
+    conditions: [valid, ...evaluation.conditions.filter((c) => c.type !== valid.type)],
+  };
 }

@@ -3,6 +3,7 @@
 // and members of configured break-glass groups may do anything; a DELETE is allowed only while
 // the owner is being deleted; an UPDATE only when it changes nothing outside the ignored set;
 // anything is allowed once the owner is gone (a lost owner must not lock an object forever).
+import { parseInstanceKeyName } from '../engine/shared/instance-key.ts';
 import type { KubeObject } from '../api/object-meta.ts';
 import {
   ANNOTATION_INSTANCE_REF,
@@ -80,7 +81,10 @@ export interface JsonPatchOperation {
   value?: unknown;
 }
 
-/** The owning instance named by an object's annotation (or, failing that, its labels). */
+/**
+ * The owning instance named by an object's annotation (or, failing that, its labels); the name
+ * is that of the instance's key, which names the kind of a typed instance (ADR 0032).
+ */
 export function ownerOf(
   object: KubeObject | null | undefined,
 ): { namespace: string; name: string } | undefined {
@@ -103,7 +107,8 @@ export function decide(
   if (exemptionOf(request.userInfo, exemptions)) return { allowed: true };
   const subject = request.oldObject ?? request.object;
   if (!subject || !owner?.state) return { allowed: true };
-  const instance = `TemplateInstance ${owner.namespace}/${owner.name}`;
+  const { name, kind } = parseInstanceKeyName(owner.name);
+  const instance = `${kind?.slice(0, kind.indexOf('.')) ?? 'TemplateInstance'} ${owner.namespace}/${name}`;
   const { template } = owner.state;
   const itsTemplate = template
     ? `its Template ${template.namespace}/${template.name}`

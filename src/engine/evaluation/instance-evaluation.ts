@@ -7,7 +7,7 @@ import type { SyncMode, Template } from '../../api/template.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
 import { draft, type ConditionDraft } from '../shared/conditions.ts';
 import { renderedObjectProblem } from '../objects/annotation-checks.ts';
-import { sortForInstall, stampOwnership } from '../objects/inventory.ts';
+import { instanceOwner, sortForInstall, stampOwnership } from '../objects/inventory.ts';
 import {
   observedPlacementProblems,
   observedWait,
@@ -247,11 +247,12 @@ function placeRendered(
   syncMode: SyncMode,
   resolved: ResolvedParameters,
 ): Outcome<{ resources: KubeObject[]; observed: ObservedInput[][] }> {
-  const { name = '', namespace = '', uid = '' } = instance.metadata;
+  const { uid = '' } = instance.metadata;
   const kept = migrateObjectNames(rendered.objects, template, instance);
   const hashed = stampSourcesHash(kept, resolved, uid);
   if (!hashed.ok) return hashed;
-  const stamped = hashed.value.map((o) => stampOwnership(o, { name, namespace, uid }, syncMode));
+  const owner = instanceOwner(instance);
+  const stamped = hashed.value.map((o) => stampOwnership(o, owner, syncMode));
   const position = new Map(stamped.map((o, i) => [o, i]));
   const resources = sortForInstall(stamped);
   return success({

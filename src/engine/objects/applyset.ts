@@ -72,7 +72,12 @@ export function parentRecord(
   const finalizers = metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER_INSTANCE))
     record.finalizers = [...finalizers, FINALIZER_INSTANCE];
-  const id = applySetId({ name: metadata.name ?? '', namespace: own });
+  const id = applySetId({
+    name: metadata.name ?? '',
+    namespace: own,
+    apiVersion: instance.apiVersion,
+    kind: instance.kind,
+  });
   if (metadata.labels?.[LABEL_APPLYSET_ID] !== id) record.labels = { [LABEL_APPLYSET_ID]: id };
   const annotations: Record<string, string> = {};
   const current = metadata.annotations ?? {};

@@ -1,5 +1,6 @@
 // What an instance owns: ownership stamping (labels, annotation, ownerReference), resource
 // identities and GVK keys, and the install order of SPEC §6 (deletion runs it in reverse).
+import { instanceKeyName, publishedKindOf } from '../shared/instance-key.ts';
 import { createHash } from 'node:crypto';
 import type { KubeObject, OwnerReference } from '../../api/object-meta.ts';
 import type { SyncMode } from '../../api/template.ts';
@@ -20,6 +21,9 @@ export interface Owner {
   name: string;
   namespace: string;
   uid: string;
+  /** The owner's kind when it is not a TemplateInstance: a kind a Template publishes (ADR 0032). */
+  apiVersion?: string;
+  kind?: string;
 }
 
 const INSTALL_ORDER = [
@@ -163,18 +167,50 @@ export function labelValue(text: string): string {
  * The ApplySet id of an instance: `applyset-` + base64url(sha256(name.namespace.kind.group)) +
  * `-v1`, as the specification fixes it, so any ApplySet-aware tool finds the same parent.
  */
-export function applySetId(owner: { name: string; namespace: string }): string {
-  const gknn = [owner.name, owner.namespace, TEMPLATE_INSTANCE_KIND, groupOf(API_VERSION)].join(
-    '.',
-  );
+/** The Owner the objects an instance renders name (a TemplateInstance, or a typed instance). */
+export function instanceOwner(instance: {
+  apiVersion: string;
+  kind: string;
+  metadata: { name?: string; namespace?: string; uid?: string };
+}): Owner {
+  return {
+    name: instance.metadata.name ?? '',
+    namespace: instance.metadata.namespace ?? '',
+    uid: instance.metadata.uid ?? '',
+    ...ownerKindOf(instance),
+  };
+}
+
+/** The kind an Owner names: nothing for a TemplateInstance, the typed instance's own otherwise. */
+export function ownerKindOf(instance: {
+  apiVersion: string;
+  kind: string;
+}): Pick<Owner, 'apiVersion' | 'kind'> {
+  return publishedKindOf(instance) === undefined
+    ? {}
+    : { apiVersion: instance.apiVersion, kind: instance.kind };
+}
+
+export function applySetId(owner: {
+  name: string;
+  namespace: string;
+  apiVersion?: string;
+  kind?: string;
+}): string {
+  const gknn = [
+    owner.name,
+    owner.namespace,
+    owner.kind ?? TEMPLATE_INSTANCE_KIND,
+    groupOf(owner.apiVersion ?? API_VERSION),
+  ].join('.');
   const hash = createHash('sha256').update(gknn).digest('base64url');
   return `applyset-${hash}-v1`;
 }
 
 export function ownerReference(owner: Owner): OwnerReference {
   return {
-    apiVersion: API_VERSION,
-    kind: TEMPLATE_INSTANCE_KIND,
+    apiVersion: owner.apiVersion ?? API_VERSION,
+    kind: owner.kind ?? TEMPLATE_INSTANCE_KIND,
     name: owner.name,
     uid: owner.uid,
     controller: true,
@@ -199,7 +235,12 @@ export function stampOwnership(object: KubeObject, owner: Owner, syncMode: SyncM
   };
   metadata.annotations = {
     ...(metadata.annotations ?? {}),
-    [ANNOTATION_INSTANCE_REF]: `${owner.namespace}/${owner.name}`,
+    // A typed instance's names its kind (`name@Kind.group`), so strict mode finds it (ADR 0032).
+    [ANNOTATION_INSTANCE_REF]: `${owner.namespace}/${instanceKeyName({
+      apiVersion: owner.apiVersion ?? API_VERSION,
+      kind: owner.kind ?? TEMPLATE_INSTANCE_KIND,
+      metadata: owner,
+    })}`,
   };
   if (metadata.namespace === owner.namespace) {
     const others = (metadata.ownerReferences ?? []).filter((ref) => ref.uid !== owner.uid);

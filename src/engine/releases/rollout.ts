@@ -2,6 +2,7 @@
 // stage an instance belongs to, which revision it should render, and the next rollout state from
 // the instances' reported state. The Template reconciler stores the state in the Template's
 // status; the instance reconciler and the event router evaluate targetRevision over it.
+import { instanceKey } from '../shared/instance-key.ts';
 import type { LabelSelector } from '../../api/object-meta.ts';
 import type { PreflightStatus, RolloutSpec, RolloutStatus } from '../../api/template.ts';
 import type { InstancePhase, TemplateInstance } from '../../api/template-instance.ts';
@@ -33,7 +34,7 @@ export function memberOf(
 ): RolloutMember {
   const { metadata, spec, status } = instance;
   return {
-    key: `${metadata.namespace ?? ''}/${metadata.name ?? ''}`,
+    key: instanceKey(instance),
     labels: metadata.labels ?? {},
     namespaceLabels,
     createdAt: metadata.creationTimestamp ?? '',

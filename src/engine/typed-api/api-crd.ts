@@ -8,6 +8,7 @@ import { CRD_SCHEMAS } from '../../api/schemas.generated.ts';
 import type { ApiSpec, ParameterDeclaration, Template } from '../../api/template.ts';
 import {
   ANNOTATION_PUBLISHED_BY,
+  LABEL_APPLYSET_PARENT_TYPE,
   LABEL_MANAGED_BY,
   MANAGED_BY_STENCIL,
 } from '../../api/well-known.ts';
@@ -106,8 +107,10 @@ export function publishedCrd(template: Template): Outcome<CustomResourceDefiniti
   const spec: SchemaObject = {
     type: 'object',
     description: `The parameters of Template ${publisherOf(template)}.`,
-    // Present even when the instance gives no spec, so the fields' defaults are applied.
-    default: {},
+    // Present even when the instance gives no spec, so the fields' defaults are applied; with a
+    // required parameter the spec is required instead (the API server checks a default against
+    // the rules, and `{}` would fail the required one).
+    ...(rules.length === 0 ? { default: {} } : {}),
     properties: {
       ...fields,
       [VALUE_FROM_FIELD]: {
@@ -142,7 +145,8 @@ function crdOf(
     kind: 'CustomResourceDefinition',
     metadata: {
       name: names.crdName,
-      labels: { [LABEL_MANAGED_BY]: MANAGED_BY_STENCIL },
+      // Its objects are ApplySet parents, as TemplateInstances are (KEP-3659, ADR 0025).
+      labels: { [LABEL_MANAGED_BY]: MANAGED_BY_STENCIL, [LABEL_APPLYSET_PARENT_TYPE]: 'true' },
       annotations: { [ANNOTATION_PUBLISHED_BY]: publisherOf(template) },
     },
     spec: {
@@ -170,6 +174,7 @@ function crdOf(
           schema: {
             openAPIV3Schema: {
               type: 'object',
+              ...(spec.default === undefined ? { required: ['spec'] } : {}),
               description: `${names.kind}: an instance of Template ${publisherOf(template)}, rendered by Stencil.`,
               properties: {
                 apiVersion: { type: 'string' },

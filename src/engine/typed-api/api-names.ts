@@ -2,7 +2,7 @@
 // groups no Template may publish, with the allowance the platform team gives per namespace
 // (--api-groups). Pure.
 import type { ApiSpec, Template } from '../../api/template.ts';
-import { GROUP } from '../../api/well-known.ts';
+import { ANNOTATION_PUBLISHED_BY, GROUP } from '../../api/well-known.ts';
 import { failure, success, type Outcome, type Problem } from '../shared/problem.ts';
 
 /** A published kind's names, its defaults filled in. */
@@ -142,3 +142,48 @@ const CEL_KEYWORDS = new Set([
   'void',
   'while',
 ]);
+
+/** What the operator watches of a CRD Stencil keeps: its kind, served version and publisher. */
+export interface PublishedCrd {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  publisher: { namespace: string; name: string };
+}
+
+interface CrdObject {
+  metadata: { annotations?: Record<string, string> };
+  spec?: {
+    group?: string;
+    names?: { kind?: string; plural?: string };
+    versions?: { name?: string; served?: boolean; storage?: boolean }[];
+  };
+  status?: { conditions?: { type?: string; status?: string }[] };
+}
+
+/** The Template a CRD Stencil keeps names as its publisher (its annotation), if any. */
+export function publisherOfCrd(crd: {
+  metadata: { annotations?: Record<string, string> };
+}): { namespace: string; name: string } | undefined {
+  const publisher = crd.metadata.annotations?.[ANNOTATION_PUBLISHED_BY];
+  const slash = publisher?.indexOf('/') ?? -1;
+  if (!publisher || slash < 0) return undefined;
+  return { namespace: publisher.slice(0, slash), name: publisher.slice(slash + 1) };
+}
+
+/**
+ * The published kind a CRD Stencil keeps stands for, once the API server serves it (Established);
+ * undefined before, or for a CRD without its Template's annotation.
+ */
+export function publishedCrdOf(crd: CrdObject): PublishedCrd | undefined {
+  const publisher = publisherOfCrd(crd);
+  const established = crd.status?.conditions?.some(
+    (c) => c.type === 'Established' && c.status === 'True',
+  );
+  const version = crd.spec?.versions?.find((v) => v.served !== false && v.storage)?.name;
+  const { group, names } = crd.spec ?? {};
+  if (!publisher || !established || !version || !group) return undefined;
+  if (!names?.kind || !names.plural) return undefined;
+  return { group, version, kind: names.kind, plural: names.plural, publisher };
+}

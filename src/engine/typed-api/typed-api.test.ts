@@ -119,7 +119,10 @@ describe('the generated CRD', () => {
   it('is named, labelled and annotated after the Template', () => {
     expect(crd.metadata).toEqual({
       name: 'webapps.apps.example.com',
-      labels: { 'app.kubernetes.io/managed-by': 'stencil' },
+      labels: {
+        'app.kubernetes.io/managed-by': 'stencil',
+        'applyset.kubernetes.io/is-parent-type': 'true',
+      },
       annotations: { 'stencil.dev/template': 'platform/web-app' },
     });
     expect(crd.spec.names).toMatchObject({
@@ -164,7 +167,12 @@ describe('the generated CRD', () => {
       port: { type: 'string', default: '8080', pattern: '^[0-9]+$', maxLength: 5 },
     });
     expect((fields(crd).image as SchemaObject).default).toBeUndefined();
-    expect(specSchema(crd).default).toEqual({});
+    // A required parameter makes spec required: `{}` would fail its rule as a default.
+    expect(specSchema(crd).default).toBeUndefined();
+    expect(crd.spec.versions[0]!.schema.openAPIV3Schema.required).toEqual(['spec']);
+    const optional = crdOf(template([{ name: 'replicas', type: 'number', value: 2 }]));
+    expect(specSchema(optional).default).toEqual({});
+    expect(optional.spec.versions[0]!.schema.openAPIV3Schema.required).toBeUndefined();
   });
 
   it('takes a source per parameter in spec.valueFrom, and requires a required one either way', () => {
@@ -427,9 +435,15 @@ describe('structural defaults, as the API server applies them', () => {
       { name: 'image', type: 'string', required: true },
     ]);
     const root = crdOf(t).spec.versions[0]!.schema.openAPIV3Schema;
-    expect(withDefaults({ metadata: { name: 'a' } }, root)).toEqual({
+    expect(withDefaults({ metadata: { name: 'a' }, spec: {} }, root)).toEqual({
       metadata: { name: 'a' },
       spec: { replicas: 2, tier: 'free' },
+    });
+    const optional = crdOf(template([{ name: 'replicas', type: 'number', value: 2 }]));
+    const optionalRoot = optional.spec.versions[0]!.schema.openAPIV3Schema;
+    expect(withDefaults({ metadata: { name: 'a' } }, optionalRoot)).toEqual({
+      metadata: { name: 'a' },
+      spec: { replicas: 2 },
     });
     expect(withDefaults({ spec: { tier: 'pro', image: 'x' } }, root)).toEqual({
       spec: { replicas: 2, tier: 'pro', image: 'x' },

@@ -104,7 +104,10 @@ export class OperatorShell extends Operator {
    * Starts an informer that comes and goes with its dependents (source and drift watches): not
    * part of cache readiness; stopped by its owner, or at shutdown.
    */
-  watchDynamic(target: WatchTarget, handler: EventHandler): Informer {
+  watchDynamic<T extends ObjectHead = KubeObject>(
+    target: WatchTarget,
+    handler: EventHandler<T>,
+  ): Informer<T> {
     const informer = this.createInformer(target, handler);
     this.dynamic.add(informer);
     const stop = informer.stop.bind(informer);

@@ -2,7 +2,7 @@
 // (TemplateInstances, Templates, TemplateRevisions, TemplateInstanceSets, Namespaces), with the
 // secondary indexes lookups go through (instances by the Template they name, by namespace and by
 // the Set that stamped them; revisions by their Template), behind the reconcilers' CacheReader.
-import type { ObjectHead } from '../../api/object-meta.ts';
+import type { KubeObject, ObjectHead } from '../../api/object-meta.ts';
 import type { Template, TemplateRevision } from '../../api/template.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
 import type { TemplateInstanceSet } from '../../api/template-instance-set.ts';
@@ -15,7 +15,9 @@ import {
   TEMPLATE_REVISION_PLURAL,
   VERSION,
 } from '../../api/well-known.ts';
+import { parseInstanceKeyName, publishedKindOf } from '../../engine/shared/instance-key.ts';
 import { templateRefOf } from '../../engine/shared/template-ref.ts';
+import { PublishedKinds } from './published-kinds.ts';
 import { KindCache } from '../../framework/controller.ts';
 import type { OperatorShell } from '../../framework/watches/operator-shell.ts';
 import type { CacheReader } from '../../reconcile/reader.ts';
@@ -29,6 +31,8 @@ function templateKey(namespace: string, name: string): string {
 }
 
 export class OperatorCaches implements CacheReader {
+  /** The kinds Templates publish, each with its informers while its CRD is there (ADR 0032). */
+  readonly published = new PublishedKinds();
   readonly kinds = {
     instances: new KindCache<TemplateInstance>({
       group: GROUP,
@@ -90,12 +94,19 @@ export class OperatorCaches implements CacheReader {
   }
 
   instancesOf(templateNamespace: string, templateName: string): TemplateInstance[] {
-    return this.kinds.instances.byIndex(BY_TEMPLATE, templateKey(templateNamespace, templateName));
+    const own = this.kinds.instances.byIndex(
+      BY_TEMPLATE,
+      templateKey(templateNamespace, templateName),
+    );
+    const typed = this.published.of(templateNamespace, templateName);
+    return typed.length === 0 ? own : [...own, ...typed.flatMap((k) => k.list())];
   }
 
-  /** The instances in one namespace. */
+  /** The instances in one namespace, typed ones included. */
   instancesIn(namespace: string): TemplateInstance[] {
-    return this.kinds.instances.byIndex(BY_NAMESPACE, namespace);
+    const own = this.kinds.instances.byIndex(BY_NAMESPACE, namespace);
+    const typed = this.published.all();
+    return typed.length === 0 ? own : [...own, ...typed.flatMap((k) => k.in(namespace))];
   }
 
   /** Instances labelled as stamped by the TemplateInstanceSet of this name (ADR 0014). */
@@ -103,8 +114,32 @@ export class OperatorCaches implements CacheReader {
     return this.kinds.instances.byIndex(BY_SET, setName);
   }
 
+  /** `name` is the name part of an instance key: a typed instance's names its kind (ADR 0032). */
   instance(namespace: string, name: string): TemplateInstance | undefined {
-    return this.kinds.instances.get(namespace, name);
+    const key = parseInstanceKeyName(name);
+    if (key.kind === undefined) return this.kinds.instances.get(namespace, name);
+    return this.published.get(key.kind)?.get(namespace, key.name);
+  }
+
+  /** The kinds a Template publishes, each with how many instances the cache holds. */
+  publishedBy(namespace: string, name: string): { crdName: string; instances: number }[] {
+    return this.published.of(namespace, name).map((kind) => ({
+      crdName: `${kind.spec.plural}.${kind.spec.group}`,
+      instances: kind.cache.list().length,
+    }));
+  }
+
+  readInstance(object: KubeObject): TemplateInstance | undefined {
+    const kind = publishedKindOf(object);
+    if (kind === undefined) return object as unknown as TemplateInstance;
+    return this.published.get(kind)?.view(object);
+  }
+
+  /** The apiVersion and kind of a typed instance's key name, while its kind is published. */
+  instanceKind(name: string): { apiVersion: string; kind: string } | undefined {
+    const key = parseInstanceKeyName(name);
+    const kind = key.kind === undefined ? undefined : this.published.get(key.kind);
+    return kind && { apiVersion: kind.apiVersion, kind: kind.spec.kind };
   }
 
   /** Every namespace as the cache has it (labels and annotations). */
@@ -113,7 +148,9 @@ export class OperatorCaches implements CacheReader {
   }
 
   instances(): TemplateInstance[] {
-    return this.kinds.instances.list();
+    const own = this.kinds.instances.list();
+    const typed = this.published.all();
+    return typed.length === 0 ? own : [...own, ...typed.flatMap((k) => k.list())];
   }
 
   templates(): Template[] {

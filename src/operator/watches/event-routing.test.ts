@@ -95,14 +95,13 @@ describe('rollout progress routing', () => {
 });
 
 describe('a new TemplateRevision (issue #23 defect 1)', () => {
-  const instance = (name: string, pin?: number, latestRevision?: number): TemplateInstance =>
-    ({
-      apiVersion: 'stencil.dev/v1alpha1',
-      kind: 'TemplateInstance',
-      metadata: { name, namespace: 'team-a', generation: 1 },
-      spec: { templateRef: { name: 'app', namespace: 'platform', revision: pin } },
-      status: latestRevision === undefined ? undefined : { latestRevision },
-    }) as unknown as TemplateInstance;
+  const instance = (name: string, pin?: number, latestRevision?: number): TemplateInstance => ({
+    apiVersion: 'stencil.dev/v1alpha1',
+    kind: 'TemplateInstance',
+    metadata: { name, namespace: 'team-a', generation: 1 },
+    spec: { templateRef: { name: 'app', namespace: 'platform', revision: pin } },
+    status: latestRevision === undefined ? undefined : { latestRevision },
+  });
 
   it('reconciles every instance that does not show it as latest yet, pinned ones included', () => {
     const instances = [

@@ -2,7 +2,7 @@
 // instance and Template controllers: an instance's spec or metadata change (never its status), a
 // Template's change fanned out to the instances that name it, a namespace's label change to the
 // instances in it. Lookups go through the cache indexes.
-import type { ObjectHead } from '../../api/object-meta.ts';
+import type { KubeObject, ObjectHead } from '../../api/object-meta.ts';
 import type { RolloutStatus, Template, TemplateRevision } from '../../api/template.ts';
 import {
   ANNOTATION_APPLYSET_GROUP_KINDS,
@@ -12,6 +12,7 @@ import {
   LABEL_APPLYSET_ID,
 } from '../../api/well-known.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
+import { instanceKeyName } from '../../engine/shared/instance-key.ts';
 import { templateRefOf } from '../../engine/shared/template-ref.ts';
 import { stagePositions } from '../../engine/releases/rollout.ts';
 import { revisionTarget, type RolloutView } from '../../engine/releases/content-choice.ts';
@@ -19,6 +20,7 @@ import { requestOf, watch, type Change, type Watch } from '../../framework/contr
 import type { Request } from '../../framework/reconciler.ts';
 import { rolloutMemberOf } from '../../reconcile/template-content.ts';
 import type { OperatorCaches } from './caches.ts';
+import type { PublishedKind } from './published-kinds.ts';
 
 /** Status-only updates (including our own status writes) do not need another reconcile. */
 export function specOrMetadataChanged(object: ObjectHead, old: ObjectHead | undefined): boolean {
@@ -109,6 +111,27 @@ export function instanceWatches(caches: OperatorCaches): Watch[] {
 }
 
 /**
+ * The routes of a kind a Template publishes (ADR 0032), as those of TemplateInstances: to the
+ * instance controller its objects' spec or metadata changes, to the Template controller their
+ * deletions, pins and rollout reports, each object read as the instance it stands for.
+ */
+export function publishedKindWatches(
+  caches: Pick<OperatorCaches, 'template'>,
+  kind: PublishedKind,
+): { instances: Watch; templates: Watch } {
+  return {
+    instances: watch(kind.cache, instanceChanged),
+    templates: watch(kind.cache, (change) =>
+      templateOfInstance(caches, {
+        ...change,
+        object: kind.view(change.object),
+        old: change.old && kind.view(change.old),
+      }),
+    ),
+  };
+}
+
+/**
  * The Template controller's watches: its own changes, its instances' deletions, pins and rollout
  * reports, and its new revisions.
  */
@@ -121,9 +144,14 @@ export function templateWatches(caches: OperatorCaches): Watch[] {
   ];
 }
 
-function instanceChanged({ type, object, old }: Change<TemplateInstance>): Request[] {
+/** An instance's request: its key names its kind when it is a typed instance (ADR 0032). */
+export function instanceRequest(instance: TemplateInstance | KubeObject): Request {
+  return { namespace: instance.metadata.namespace ?? '', name: instanceKeyName(instance) };
+}
+
+function instanceChanged({ type, object, old }: Change<ObjectHead>): Request[] {
   if (type === 'DELETED' || (old && ownRecordWritten(object, old))) return [];
-  return specOrMetadataChanged(object, old) ? [requestOf(object)] : [];
+  return specOrMetadataChanged(object, old) ? [instanceRequest(object)] : [];
 }
 
 export function templateOfInstance(
@@ -159,7 +187,7 @@ export function instancesBehindRevision(
   return caches
     .instancesOf(revision.metadata.namespace ?? '', revision.spec.template)
     .filter((instance) => (instance.status?.latestRevision ?? 0) < revision.spec.revision)
-    .map(requestOf);
+    .map(instanceRequest);
 }
 
 /**
@@ -182,7 +210,7 @@ function movedInstances(caches: OperatorCaches, template: Template, old: Templat
     });
     const before = revisionTarget(instance, template, latest, view(old.status?.rollout));
     const after = revisionTarget(instance, template, latest, view(template.status?.rollout));
-    if (before !== after) moved.push(requestOf(instance));
+    if (before !== after) moved.push(instanceRequest(instance));
   }
   return moved;
 }
@@ -198,7 +226,7 @@ function instancesOfTemplate(
   const moved = old && rolloutChanged(template, old) ? movedInstances(caches, template, old) : [];
   if (type !== 'DELETED' && !specOrMetadataChanged(template, old)) return moved;
   const { namespace = '', name = '' } = template.metadata;
-  return [...moved, ...caches.instancesOf(namespace, name).map(requestOf)];
+  return [...moved, ...caches.instancesOf(namespace, name).map(instanceRequest)];
 }
 
 /** A namespace selector in targetNamespaces may now match, or no longer (SPEC §4). */
@@ -208,5 +236,5 @@ function instancesInNamespace(
 ): Request[] {
   const labels = JSON.stringify(namespace.metadata.labels ?? {});
   if (old && JSON.stringify(old.metadata.labels ?? {}) === labels) return [];
-  return caches.instancesIn(namespace.metadata.name ?? '').map(requestOf);
+  return caches.instancesIn(namespace.metadata.name ?? '').map(instanceRequest);
 }

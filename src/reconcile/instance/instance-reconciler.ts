@@ -9,7 +9,8 @@ import type { KubeObject } from '../../api/object-meta.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
 import { API_VERSION, FINALIZER_INSTANCE, TEMPLATE_INSTANCE_KIND } from '../../api/well-known.ts';
 import type { InstanceEvaluation } from '../../engine/evaluation/instance-evaluation.ts';
-import { gvkKey, resourceKey, type Owner } from '../../engine/objects/inventory.ts';
+import { gvkKey, instanceOwner, resourceKey } from '../../engine/objects/inventory.ts';
+import { parseInstanceKeyName } from '../../engine/shared/instance-key.ts';
 import { Redactor } from '../../engine/redaction/redaction.ts';
 import { decide, type Conclusion, type Step } from '../../engine/pass/decision.ts';
 import type { ParentRecord } from '../../engine/objects/applyset.ts';
@@ -117,22 +118,34 @@ export class InstanceReconciler implements Reconciler {
     request: Request,
     key: string,
   ): Promise<TemplateInstance | undefined> {
-    const cached = this.deps.cache.instance(request.namespace, request.name);
+    const { cache } = this.deps;
+    const cached = cache.instance(request.namespace, request.name);
     const ours = this.written.get(key);
     this.written.delete(key);
     if (cached && (ours === undefined || cached.metadata.resourceVersion === ours))
       return structuredClone(cached);
-    return (await cluster.get({
-      apiVersion: API_VERSION,
-      kind: TEMPLATE_INSTANCE_KIND,
-      ...request,
-    })) as TemplateInstance | undefined;
+    const { name, kind } = parseInstanceKeyName(request.name);
+    // A typed instance whose kind is no longer published is gone with its CRD.
+    const id =
+      kind === undefined
+        ? { apiVersion: API_VERSION, kind: TEMPLATE_INSTANCE_KIND }
+        : cache.instanceKind?.(request.name);
+    if (!id) return undefined;
+    const object = await cluster.get({ ...id, namespace: request.namespace, name });
+    return object && this.read(object);
+  }
+
+  /** An instance as the API server returned it, read as the engine reads instances. */
+  private read(object: KubeObject): TemplateInstance | undefined {
+    return this.deps.cache.readInstance
+      ? this.deps.cache.readInstance(object)
+      : (object as unknown as TemplateInstance);
   }
 
   /** The instance as one of our writes left it: what the pass goes on with, and load's guard. */
   private wrote(pass: Pass, result: KubeObject | undefined): void {
     if (!result) return;
-    pass.held = result as unknown as TemplateInstance;
+    pass.held = this.read(result) ?? pass.held;
     const version = result.metadata.resourceVersion;
     if (version) this.written.set(pass.key, version);
     // Only keys written since their last pass are held; a resync of every instance loads (and
@@ -159,7 +172,12 @@ export class InstanceReconciler implements Reconciler {
         observed.applied = await this.apply(pass, step.record, step.ignoreFields);
         return;
       case 'list-owned':
-        observed.owned = await findOwned(cluster, ownerOf(instance).uid, step.gvks, step.known);
+        observed.owned = await findOwned(
+          cluster,
+          instance.metadata.uid ?? '',
+          step.gvks,
+          step.known,
+        );
         return;
       case 'delete':
         observed.deleted = await deleteInReverseOrder(cluster, step.objects);
@@ -198,7 +216,7 @@ export class InstanceReconciler implements Reconciler {
     if (record) this.wrote(pass, await pass.cluster.patchMetadata(instance, record));
     const evaluation = pass.observed.evaluation!;
     return applyResources(pass.cluster, {
-      owner: ownerOf(pass.held!),
+      owner: instanceOwner(pass.held!),
       rendered: evaluation.resources,
       ignoreFields,
       memo: this.memo,
@@ -280,15 +298,8 @@ function resultOf(end: Conclusion['end']): Result {
   }
 }
 
-function ownerOf(instance: TemplateInstance): Owner {
-  return {
-    name: instance.metadata.name ?? '',
-    namespace: instance.metadata.namespace ?? '',
-    uid: instance.metadata.uid ?? '',
-  };
-}
-
+/** The instance itself, of its own kind (a TemplateInstance, or a typed instance). */
 function instanceId(instance: TemplateInstance): ObjectId {
   const { namespace, name = '' } = instance.metadata;
-  return { apiVersion: API_VERSION, kind: TEMPLATE_INSTANCE_KIND, namespace, name };
+  return { apiVersion: instance.apiVersion, kind: instance.kind, namespace, name };
 }

@@ -1,0 +1,176 @@
+// A Template's published kind (ADR 0032), the part that needs the cluster: the checks against the
+// CRDs that exist (a CRD of that name that is not this Template's, a change that would break the
+// kind's instances), then the CRD and its roles applied, or deleted once the Template no longer
+// publishes the kind and none of its instances is left.
+import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
+import type { KubeObject } from '../api/object-meta.ts';
+import type { Template } from '../api/template.ts';
+import { ANNOTATION_ALLOW_BREAKING_API_CHANGES } from '../api/well-known.ts';
+import { draft, type ConditionDraft } from '../engine/shared/conditions.ts';
+import type { Problem } from '../engine/shared/problem.ts';
+import { apiChanges } from '../engine/typed-api/api-compatibility.ts';
+import { publishedCrd, type CustomResourceDefinition } from '../engine/typed-api/api-crd.ts';
+import { apiNames, publisherOf, publisherOfCrd } from '../engine/typed-api/api-names.ts';
+import { publishedRoles, roleName } from '../engine/typed-api/api-roles.ts';
+import type { ClusterPort } from './cluster-port.ts';
+
+const CRD = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' } as const;
+const CLUSTER_ROLE = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' } as const;
+
+/** A kind the Template publishes now, as the operator watches it. */
+export interface PublishedNow {
+  /** Its CRD's name. */
+  crdName: string;
+  /** How many instances of it exist. */
+  instances: number;
+}
+
+/** What the cluster says of a Template's kind: refusals (Valid=False), or what to apply. */
+export interface ApiCheck {
+  problems: Problem[];
+  /** The CRD to apply when the Template is valid. */
+  crd?: CustomResourceDefinition;
+  /** Published kinds to delete once the new one is applied (a kind renamed with no instance). */
+  retired: string[];
+}
+
+/**
+ * Checks `spec.api` against the cluster: the CRD of its name must be this Template's or absent;
+ * a change of the CRD must not break the kind's instances (unless the Template's annotation
+ * allows it); a kind renamed while it has instances is refused.
+ */
+export async function checkApiOnCluster(
+  cluster: Pick<ClusterPort, 'get'>,
+  template: Template,
+  publishedNow: readonly PublishedNow[],
+): Promise<ApiCheck> {
+  const generated = publishedCrd(template);
+  if (!template.spec.api || !generated.ok) return { problems: [], retired: [] };
+  const crd = generated.value;
+  const existing = (await cluster.get({ ...CRD, name: crd.metadata.name })) as
+    (KubeObject & CustomResourceDefinition) | undefined;
+  const instances = publishedNow.reduce((n, p) => n + p.instances, 0);
+  const retired = publishedNow.map((p) => p.crdName).filter((n) => n !== crd.metadata.name);
+  const problems = [
+    ...conflicts(template, crd, existing),
+    ...(retired.length > 0 && instances > 0
+      ? [
+          refusal(
+            TemplateReason.APIChangeRefused,
+            `the kind cannot be renamed (${retired.join(', ')} → ${crd.metadata.name}) while ${instances} instance(s) of it exist`,
+          ),
+        ]
+      : []),
+  ];
+  if (existing && problems.length === 0)
+    problems.push(...changeRefusals(template, existing, crd, instances));
+  return problems.length > 0 ? { problems, retired: [] } : { problems, crd, retired };
+}
+
+function refusal(reason: string, message: string): Problem {
+  return { path: 'spec.api', reason, message };
+}
+
+/** A CRD of the kind's name that another Template, or anyone else, keeps. */
+function conflicts(
+  template: Template,
+  crd: CustomResourceDefinition,
+  existing: KubeObject | undefined,
+): Problem[] {
+  if (!existing) return [];
+  const owner = publisherOfCrd(existing);
+  if (owner && `${owner.namespace}/${owner.name}` === publisherOf(template)) return [];
+  const whose = owner ? `published by Template ${owner.namespace}/${owner.name}` : "not Stencil's";
+  return [
+    refusal(
+      TemplateReason.APIConflict,
+      `the CustomResourceDefinition ${crd.metadata.name} exists and is ${whose}`,
+    ),
+  ];
+}
+
+/** A change of the published CRD that its instances cannot take. */
+function changeRefusals(
+  template: Template,
+  existing: CustomResourceDefinition,
+  crd: CustomResourceDefinition,
+  instances: number,
+): Problem[] {
+  const changes = apiChanges(existing, crd);
+  const problems: Problem[] = [];
+  if (changes.identity.length > 0 && instances > 0)
+    problems.push(
+      refusal(
+        TemplateReason.APIChangeRefused,
+        `${changes.identity.join(', ')}: not while ${instances} instance(s) of the kind exist`,
+      ),
+    );
+  const allowed = template.metadata.annotations?.[ANNOTATION_ALLOW_BREAKING_API_CHANGES] === 'true';
+  if (changes.breaking.length > 0 && !allowed)
+    problems.push(
+      refusal(
+        TemplateReason.APIChangeRefused,
+        `the change would break existing ${crd.spec.names.kind}s: ${changes.breaking.join('; ')} ` +
+          `(annotate the Template ${ANNOTATION_ALLOW_BREAKING_API_CHANGES}=true to make it anyway)`,
+      ),
+    );
+  return problems;
+}
+
+/**
+ * Applies the CRD and its roles; returns the APIPublished condition (Established, or not yet:
+ * the CRD's own event brings the Template back once it is).
+ */
+export async function publishApi(
+  cluster: Pick<ClusterPort, 'apply' | 'delete'>,
+  template: Template,
+  check: ApiCheck,
+): Promise<ConditionDraft | undefined> {
+  if (!check.crd) return undefined;
+  const applied = await cluster.apply(check.crd as unknown as KubeObject);
+  for (const role of publishedRoles(template)) await cluster.apply(role as unknown as KubeObject);
+  for (const name of check.retired) await unpublish(cluster, name);
+  const names = apiNames(template.spec.api!);
+  const established = (
+    applied as { status?: { conditions?: { type: string; status: string }[] } }
+  ).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  return established
+    ? draft(
+        TemplateConditionType.APIPublished,
+        true,
+        TemplateReason.APIEstablished,
+        `${names.kind} (${names.apiVersion}) is served: CustomResourceDefinition ${names.crdName}`,
+      )
+    : draft(
+        TemplateConditionType.APIPublished,
+        false,
+        TemplateReason.APIPending,
+        `CustomResourceDefinition ${names.crdName} applied; waiting for the API server to serve it`,
+      );
+}
+
+/**
+ * Deletes the kinds the Template no longer publishes (no `spec.api`, or deleted), once none of
+ * their instances is left; the condition says what waits.
+ */
+export async function unpublishApi(
+  cluster: Pick<ClusterPort, 'delete'>,
+  publishedNow: readonly PublishedNow[],
+): Promise<ConditionDraft | undefined> {
+  const waiting = publishedNow.filter((p) => p.instances > 0);
+  for (const p of publishedNow) if (p.instances === 0) await unpublish(cluster, p.crdName);
+  if (waiting.length === 0) return undefined;
+  return draft(
+    TemplateConditionType.APIPublished,
+    false,
+    TemplateReason.APIUnpublishBlocked,
+    `${waiting.map((p) => `${p.crdName}: ${p.instances} instance(s)`).join(', ')} left; ` +
+      'the kind is removed once they are deleted',
+  );
+}
+
+async function unpublish(cluster: Pick<ClusterPort, 'delete'>, crdName: string): Promise<void> {
+  for (const role of ['edit', 'view'] as const)
+    await cluster.delete({ ...CLUSTER_ROLE, name: roleName(crdName, role) });
+  await cluster.delete({ ...CRD, name: crdName });
+}

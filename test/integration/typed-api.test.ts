@@ -1,0 +1,403 @@
+// Issue #27 on the real API server (ADR 0032): a Template with spec.api publishes its own kind.
+// The CRD is generated from the parameters and Established; a WebApp is validated and defaulted
+// at admission, rendered by the same engine as a TemplateInstance and reports the same status;
+// a Secret rotation through spec.valueFrom re-renders it; compatible changes update the CRD and
+// breaking ones are refused; deleting the Template waits for the last WebApp, then the CRD goes;
+// a namespace without an allowance publishes nothing; the generated edit role is all a user
+// needs to create WebApps, and it does not reach TemplateInstances.
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KubeObject } from '../../src/api/object-meta.ts';
+import type { Template } from '../../src/api/template.ts';
+import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
+import { API_VERSION } from '../../src/api/well-known.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
+import { parseApiAllowance } from '../../src/engine/typed-api/api-names.ts';
+import { instance, secret, template } from './support/builders.ts';
+import { asRejection, connect, freshNamespace, type TestCluster } from './support/cluster.ts';
+import { conditionOf } from './support/instances.ts';
+import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+
+const GROUP = `apps-${Math.random().toString(16).slice(2, 8)}.example.com`;
+const CRD_NAME = `webapps.${GROUP}`;
+const API = { group: GROUP, version: 'v1', kind: 'WebApp', shortNames: ['wa'] };
+
+let platform: string;
+let team: string;
+let elsewhere: string;
+let tester: KubeCluster;
+let cluster: TestCluster;
+let running: RunningOperator;
+
+const HANDLEBARS = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}
+data:
+  image: "{{parameters.image}}"
+  replicas: "{{parameters.replicas}}"
+  password: "{{parameters.password}}"
+`;
+
+const PARAMETERS = [
+  { name: 'image', type: 'string', required: true, description: 'The container image to run.' },
+  { name: 'replicas', type: 'number', value: 2, minimum: 1, maximum: 10, description: 'Pods.' },
+  { name: 'password', type: 'string', value: 'none' },
+];
+
+function webAppTemplate(
+  namespace: string,
+  name: string,
+  parameters: unknown[] = PARAMETERS,
+  api: Record<string, unknown> = API,
+): KubeObject {
+  return template(namespace, name, {
+    api,
+    parameters,
+    sync: { mode: 'revert' },
+    targetNamespaces: { explicit: { allow: { literal: [team] } } },
+    handlebars: HANDLEBARS,
+  });
+}
+
+function webApp(name: string, spec: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'WebApp',
+    metadata: { name, namespace: team },
+    spec,
+  } as KubeObject;
+}
+
+async function getWebApp(
+  name: string,
+): Promise<
+  (KubeObject & { spec: Record<string, unknown>; status?: TemplateInstanceStatus }) | undefined
+> {
+  return (await tester.get({
+    apiVersion: `${GROUP}/v1`,
+    kind: 'WebApp',
+    namespace: team,
+    name,
+  })) as
+    (KubeObject & { spec: Record<string, unknown>; status?: TemplateInstanceStatus }) | undefined;
+}
+
+async function crd(): Promise<KubeObject | undefined> {
+  return tester.get({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    name: CRD_NAME,
+  });
+}
+
+async function templateOf(namespace: string, name: string): Promise<Template | undefined> {
+  return (await tester.get({ apiVersion: API_VERSION, kind: 'Template', namespace, name })) as
+    Template | undefined;
+}
+
+async function configMapData(name: string): Promise<Record<string, string> | undefined> {
+  const object = await tester.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: team, name });
+  return (object as { data?: Record<string, string> } | undefined)?.data;
+}
+
+const specOf = (object: KubeObject | undefined): Record<string, unknown> =>
+  ((
+    (
+      object?.spec as {
+        versions?: { schema?: { openAPIV3Schema?: { properties?: Record<string, unknown> } } }[];
+      }
+    )?.versions?.[0]?.schema?.openAPIV3Schema?.properties?.spec as {
+      properties?: Record<string, unknown>;
+    }
+  )?.properties ?? {}) as Record<string, unknown>;
+
+beforeAll(async () => {
+  cluster = connect();
+  platform = await freshNamespace(cluster, 'typed-platform');
+  team = await freshNamespace(cluster, 'typed-team');
+  elsewhere = await freshNamespace(cluster, 'typed-elsewhere');
+  tester = (await userClient()).cluster;
+  const allowance = parseApiAllowance(`${platform}=${GROUP}`);
+  if (!allowance.ok) throw new Error('allowance');
+  running = await startOperator([platform, team, elsewhere], inject('kubeconfig'), {
+    apiGroups: allowance.value,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (process.env.DEBUG_TYPED)
+    console.log(
+      running.logs
+        .filter((l) => /template|error|warn/i.test(l))
+        .slice(0, 40)
+        .join(''),
+    );
+  await running?.stop();
+});
+
+describe('a Template that publishes a kind', () => {
+  it('makes an Established CRD whose schema carries the parameters, and kubectl explain shows them', async () => {
+    await tester.apply(webAppTemplate(platform, 'web-app'));
+    const published = await eventually(async () => {
+      const t = await templateOf(platform, 'web-app');
+      return conditionOf(t?.status, 'APIPublished')?.status === 'True' && t;
+    }, 'the Template publishes WebApp');
+    expect(conditionOf(published.status, 'Valid')?.status).toBe('True');
+    const fields = specOf(await crd());
+    expect(Object.keys(fields).sort()).toEqual([
+      'image',
+      'password',
+      'replicas',
+      'templateRevision',
+      'ttl',
+      'valueFrom',
+    ]);
+    // What kubectl explain reads: the published OpenAPI v3 document of the group version.
+    const document = await eventually(async () => {
+      const response = await fetchOpenApi(`/openapi/v3/apis/${GROUP}/v1`);
+      return response.includes('The container image to run.') && response;
+    }, 'the OpenAPI document of the group');
+    expect(document).toContain('Pods.');
+  });
+
+  it('renders a WebApp as it renders a TemplateInstance, with the same status', async () => {
+    await tester.apply(webApp('shop', { image: 'nginx:1.27' }));
+    const ready = await eventually(async () => {
+      const w = await getWebApp('shop');
+      return w?.status?.phase === 'Ready' && w;
+    }, 'WebApp shop Ready');
+    // Defaulted at admission, as the CRD says.
+    expect(ready.spec.replicas).toBe(2);
+    expect(await configMapData('shop')).toEqual({
+      image: 'nginx:1.27',
+      replicas: '2',
+      password: 'none',
+    });
+    // The same status as a TemplateInstance of the same Template and values.
+    await tester.apply(
+      instance(team, 'shop-ti', { name: 'web-app', namespace: platform }, [
+        { name: 'image', value: 'nginx:1.27' },
+      ]),
+    );
+    const ti = await eventually(async () => {
+      const object = await tester.get({
+        apiVersion: API_VERSION,
+        kind: 'TemplateInstance',
+        namespace: team,
+        name: 'shop-ti',
+      });
+      const status = (object as { status?: TemplateInstanceStatus } | undefined)?.status;
+      return status?.phase === 'Ready' && status;
+    }, 'TemplateInstance shop-ti Ready');
+    expect(Object.keys(ready.status!).sort()).toEqual(Object.keys(ti).sort());
+    expect(ready.status!.conditions!.map((c) => `${c.type}=${c.status}`)).toEqual(
+      ti.conditions!.map((c) => `${c.type}=${c.status}`),
+    );
+    expect(ready.status!.resolvedTemplateRef).toMatchObject({
+      name: 'web-app',
+      namespace: platform,
+    });
+    expect(ready.status!.renderedResources).toEqual([
+      expect.objectContaining({ kind: 'ConfigMap', name: 'shop', namespace: team }),
+    ]);
+  });
+
+  it('refuses a wrong type or an unknown field at admission', async () => {
+    const wrongType = await tester
+      .apply(webApp('bad', { image: 'x', replicas: 'three' }))
+      .catch((e: unknown) => e);
+    expect(String(wrongType)).toMatch(/spec.replicas/);
+    const tooMany = await tester
+      .apply(webApp('bad', { image: 'x', replicas: 11 }))
+      .catch((e: unknown) => e);
+    expect(String(tooMany)).toMatch(/spec.replicas/);
+    const missing = await tester.apply(webApp('bad', { replicas: 3 })).catch((e: unknown) => e);
+    expect(String(missing)).toMatch(/spec.image or spec.valueFrom.image is required/);
+    const unknown = await cluster.custom
+      .createNamespacedCustomObject({
+        group: GROUP,
+        version: 'v1',
+        namespace: team,
+        plural: 'webapps',
+        body: webApp('bad', { image: 'x', colour: 'blue' }),
+        fieldValidation: 'Strict',
+      })
+      .catch((e: unknown) => asRejection(e));
+    // Strict decoding refuses it before validation: 400, naming the field.
+    expect(unknown).toMatchObject({ status: 400 });
+    expect(JSON.stringify(unknown)).toContain('colour');
+    expect(await getWebApp('bad')).toBeUndefined();
+  });
+
+  it('re-renders a WebApp when the Secret of its spec.valueFrom rotates', async () => {
+    await tester.apply(secret(team, 'db', { password: 'first' }));
+    await tester.apply(
+      webApp('vault', {
+        image: 'nginx',
+        valueFrom: { password: { secretKeyRef: { name: 'db', key: 'password' } } },
+      }),
+    );
+    await eventually(
+      async () => (await configMapData('vault'))?.password === 'first',
+      'first password',
+    );
+    await tester.apply(secret(team, 'db', { password: 'second' }));
+    await eventually(
+      async () => (await configMapData('vault'))?.password === 'second',
+      'rotated password',
+    );
+    const status = (await getWebApp('vault'))?.status;
+    expect(JSON.stringify(status)).not.toContain('second');
+  });
+
+  it('updates the CRD for a new optional parameter, and refuses to remove one without the annotation', async () => {
+    await tester.apply(
+      webAppTemplate(platform, 'web-app', [
+        ...PARAMETERS,
+        { name: 'debug', type: 'bool', value: false },
+      ]),
+    );
+    await eventually(async () => 'debug' in specOf(await crd()), 'the CRD has spec.debug');
+    await eventually(
+      async () => (await getWebApp('shop'))?.status?.phase === 'Ready',
+      'shop still Ready',
+    );
+    await tester.apply(webAppTemplate(platform, 'web-app', PARAMETERS));
+    const refused = await eventually(async () => {
+      const t = await templateOf(platform, 'web-app');
+      const valid = conditionOf(t?.status, 'Valid');
+      return valid?.reason === 'APIChangeRefused' && valid;
+    }, 'the removal refused');
+    expect(refused.message).toContain('spec.debug removed');
+    expect(refused.message).toContain('stencil.dev/allow-breaking-api-changes=true');
+    expect('debug' in specOf(await crd())).toBe(true);
+    expect((await getWebApp('shop'))?.status?.phase).toBe('Ready');
+    // Back to a compatible spec for what follows.
+    await tester.apply(
+      webAppTemplate(platform, 'web-app', [
+        ...PARAMETERS,
+        { name: 'debug', type: 'bool', value: false },
+      ]),
+    );
+    await eventually(
+      async () =>
+        conditionOf((await templateOf(platform, 'web-app'))?.status, 'Valid')?.status === 'True',
+      'valid again',
+    );
+  });
+
+  it('publishes nothing for a namespace without an allowance for the group', async () => {
+    const group = `other-${GROUP}`;
+    await tester.apply(webAppTemplate(elsewhere, 'web-app', PARAMETERS, { ...API, group }));
+    const valid = await eventually(async () => {
+      const v = conditionOf((await templateOf(elsewhere, 'web-app'))?.status, 'Valid');
+      return v?.status === 'False' && v;
+    }, 'Valid=False for the group');
+    expect(valid.reason).toBe('APIGroupNotAllowed');
+    expect(valid.message).toContain(
+      `the group ${group} is not allowed for Templates in namespace ${elsewhere}`,
+    );
+    expect(
+      await tester.get({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        name: `webapps.${group}`,
+      }),
+    ).toBeUndefined();
+  });
+
+  it('lets a user with only the generated edit role create WebApps, and not TemplateInstances', async () => {
+    const ordinary = (await userClient(inject('ordinaryKubeconfig'))).cluster;
+    await tester.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'webapp-editor', namespace: team },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: `stencil:api:${CRD_NAME}:edit`,
+      },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
+    } as KubeObject);
+    await eventually(
+      async () =>
+        await ordinary
+          .apply(webApp('by-ordinary', { image: 'nginx' }))
+          .then(() => true)
+          .catch(() => false),
+      'ordinary creates a WebApp',
+    );
+    const ti = await ordinary
+      .apply(
+        instance(team, 'by-ordinary-ti', { name: 'web-app', namespace: platform }, [
+          { name: 'image', value: 'x' },
+        ]),
+      )
+      .catch((e: unknown) => e);
+    expect(String(ti)).toMatch(/forbidden/i);
+    await eventually(
+      async () => (await getWebApp('by-ordinary'))?.status?.phase === 'Ready',
+      'its WebApp Ready',
+    );
+  });
+
+  it('holds the Template while a WebApp exists, then removes the CRD with the Template', async () => {
+    await tester.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      namespace: team,
+      name: 'shop-ti',
+    });
+    await tester.delete({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      namespace: platform,
+      name: 'web-app',
+    });
+    const blocked = await eventually(async () => {
+      const deleting = conditionOf((await templateOf(platform, 'web-app'))?.status, 'Deleting');
+      return deleting?.reason === 'DeletionBlocked' && deleting;
+    }, 'deletion blocked');
+    expect(blocked.message).toMatch(/referenced by 3 instance/);
+    expect(await crd()).toBeDefined();
+    for (const name of ['shop', 'vault', 'by-ordinary'])
+      await tester.delete({ apiVersion: `${GROUP}/v1`, kind: 'WebApp', namespace: team, name });
+    await eventually(
+      async () => !(await templateOf(platform, 'web-app')),
+      'the Template gone',
+      60_000,
+    );
+    await eventually(async () => !(await crd()), 'the CRD gone', 60_000);
+    // What the WebApps rendered went with them.
+    expect(await configMapData('shop')).toBeUndefined();
+  });
+});
+
+/** GET of a path of the API server as the tester, the body as text. */
+async function fetchOpenApi(path: string): Promise<string> {
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(inject('userKubeconfig'));
+  const server = kubeConfig.getCurrentCluster()!.server;
+  const options: { headers?: Record<string, string> } = {};
+  await kubeConfig.applyToHTTPSOptions(options as never);
+  const token = kubeConfig.getCurrentUser()?.token;
+  const ca = kubeConfig.getCurrentCluster()?.caData;
+  const https = await import('node:https');
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      `${server}${path}`,
+      {
+        headers: { authorization: `Bearer ${token}` },
+        ca: ca ? Buffer.from(ca, 'base64') : undefined,
+      },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve(body));
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
+}
