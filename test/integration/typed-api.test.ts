@@ -5,7 +5,7 @@
 // breaking ones are refused; deleting the Template waits for the last WebApp, then the CRD goes;
 // a namespace without an allowance publishes nothing; the generated edit role is all a user
 // needs to create WebApps, and it does not reach TemplateInstances.
-import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { Template } from '../../src/api/template.ts';
@@ -13,6 +13,7 @@ import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts'
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { parseApiAllowance } from '../../src/engine/typed-api/api-names.ts';
+import { ensureKubectl } from '../../tools/control-plane/binaries.ts';
 import { instance, secret, template } from './support/builders.ts';
 import { asRejection, connect, freshNamespace, type TestCluster } from './support/cluster.ts';
 import { conditionOf } from './support/instances.ts';
@@ -66,7 +67,7 @@ function webApp(name: string, spec: Record<string, unknown>): KubeObject {
     kind: 'WebApp',
     metadata: { name, namespace: team },
     spec,
-  } as KubeObject;
+  };
 }
 
 async function getWebApp(
@@ -110,7 +111,7 @@ const specOf = (object: KubeObject | undefined): Record<string, unknown> =>
     )?.versions?.[0]?.schema?.openAPIV3Schema?.properties?.spec as {
       properties?: Record<string, unknown>;
     }
-  )?.properties ?? {}) as Record<string, unknown>;
+  )?.properties ?? {});
 
 beforeAll(async () => {
   cluster = connect();
@@ -153,12 +154,18 @@ describe('a Template that publishes a kind', () => {
       'ttl',
       'valueFrom',
     ]);
-    // What kubectl explain reads: the published OpenAPI v3 document of the group version.
-    const document = await eventually(async () => {
-      const response = await fetchOpenApi(`/openapi/v3/apis/${GROUP}/v1`);
-      return response.includes('The container image to run.') && response;
-    }, 'the OpenAPI document of the group');
-    expect(document).toContain('Pods.');
+    // kubectl explain reads the group version's published OpenAPI v3 document, which may lag.
+    const kubectl = await ensureKubectl(() => undefined);
+    const explained = await eventually(async () => {
+      const { stdout } = await run(kubectl, [
+        'explain',
+        'webapp.spec',
+        `--api-version=${GROUP}/v1`,
+      ]);
+      return stdout.includes('The container image to run.') && stdout;
+    }, 'kubectl explain webapp.spec');
+    expect(explained).toMatch(/replicas\s+<number>/);
+    expect(explained).toContain('Pods.');
   });
 
   it('renders a WebApp as it renders a TemplateInstance, with the same status', async () => {
@@ -319,7 +326,7 @@ describe('a Template that publishes a kind', () => {
         name: `stencil:api:${CRD_NAME}:edit`,
       },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
-    } as KubeObject);
+    });
     await eventually(
       async () =>
         await ordinary
@@ -374,30 +381,14 @@ describe('a Template that publishes a kind', () => {
   });
 });
 
-/** GET of a path of the API server as the tester, the body as text. */
-async function fetchOpenApi(path: string): Promise<string> {
-  const kubeConfig = new k8s.KubeConfig();
-  kubeConfig.loadFromFile(inject('userKubeconfig'));
-  const server = kubeConfig.getCurrentCluster()!.server;
-  const options: { headers?: Record<string, string> } = {};
-  await kubeConfig.applyToHTTPSOptions(options as never);
-  const token = kubeConfig.getCurrentUser()?.token;
-  const ca = kubeConfig.getCurrentCluster()?.caData;
-  const https = await import('node:https');
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      `${server}${path}`,
-      {
-        headers: { authorization: `Bearer ${token}` },
-        ca: ca ? Buffer.from(ca, 'base64') : undefined,
-      },
-      (response) => {
-        let body = '';
-        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        response.on('end', () => resolve(body));
-      },
+/** Runs a command as the tester; stdout and stderr as text, whatever the exit code. */
+async function run(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { env: { ...process.env, KUBECONFIG: inject('userKubeconfig') } },
+      (_error, stdout, stderr) => resolve({ stdout, stderr }),
     );
-    request.on('error', reject);
-    request.end();
   });
 }
