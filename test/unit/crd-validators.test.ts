@@ -1,5 +1,6 @@
 // tools/crd-validators.ts, the generator of src/engine/crd-schema/crd-validators.generated.ts: what
-// it refuses to generate, and that what it writes needs nothing of ajv at run time.
+// it refuses to generate, and that what it writes needs nothing of ajv at run time (and matches
+// `pattern`s as RE2).
 import { describe, expect, it } from 'vitest';
 import { CRD_SCHEMAS } from '../../src/api/schemas.generated.ts';
 import { crdValidatorsSource } from '../../tools/crd-validators.ts';
@@ -25,11 +26,25 @@ describe('crdValidatorsSource', () => {
     );
   });
 
+  it("matches a `pattern` with the engine's RE2, never with RegExp", () => {
+    const source = crdValidatorsSource({ Thing_v1: { type: 'string', pattern: '^a+$' } });
+    expect(source).toContain("import { re2RegExp } from './re2.ts';");
+    expect(source).toMatch(/= re2RegExp;/);
+    expect(source).not.toContain('new RegExp');
+  });
+
+  it('fails on a pattern that is not RE2, as creating the CRD would', () => {
+    expect(() => crdValidatorsSource({ Thing_v1: { type: 'string', pattern: '(?=a)' } })).toThrow(
+      'the pattern (?=a) is not valid RE2',
+    );
+  });
+
   it("generates, from the CRDs' schemas, a module that imports only the engine", () => {
     const source = crdValidatorsSource(CRD_SCHEMAS);
     const imports = source.match(/^import .* from .*$/gm);
     expect(imports).toEqual([
       "import { CRD_FORMATS, celRuleCheck, listMapKeysCheck, ucs2length } from './crd-keywords.ts';",
+      "import { re2RegExp } from './re2.ts';",
     ]);
     expect(source).not.toContain('require(');
     for (const name of Object.keys(CRD_SCHEMAS)) {

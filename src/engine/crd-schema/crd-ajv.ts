@@ -1,10 +1,12 @@
 // The one ajv configuration for Kubernetes schemas: the x-kubernetes-* keywords as ajv keywords
-// (CEL rules and list-map keys checked by crd-keywords.ts) and the formats the CRDs use. Used by
+// (CEL rules and list-map keys checked by crd-keywords.ts), the formats the CRDs use, and `pattern`
+// read and matched as RE2 (re2.ts), as the API server does, never by a backtracking RegExp. Used by
 // `npm run generate` for the standalone CRD validators (tools/crd-validators.ts) and, at run time,
 // by the validation of rendered objects (engine/object-schema).
 import { Ajv, _, stringify, type KeywordCxt, type Options } from 'ajv';
 import { compileCel, isTransitionRule } from './cel.ts';
 import { CRD_FORMATS, celRuleCheck, listMapKeysCheck, type CelRule } from './crd-keywords.ts';
+import { re2RegExp } from './re2.ts';
 
 /**
  * `x-kubernetes-validations`: one error per failing rule, its message the rule's (as the API
@@ -40,9 +42,11 @@ function listMapKeysCode(cxt: KeywordCxt): void {
 }
 
 /**
- * An ajv instance that knows the Kubernetes keywords, in strict mode, reporting every error.
- * `options` adds to (or overrides) the defaults: `code` for standalone generation, relaxed type
- * rules for schemas written by others.
+ * An ajv instance that knows the Kubernetes keywords, in strict mode, reporting every error, its
+ * `pattern`s RE2. `options` adds to (or overrides) the defaults: `code` for standalone generation
+ * (merged with the RE2 engine), relaxed type rules for schemas written by others. A schema whose
+ * `pattern` is not RE2 fails to compile; a validating function throws Re2CheckTooCostly for a
+ * value too long to check against its pattern (re2.ts).
  */
 export function createKubernetesAjv(options: Options = {}): Ajv {
   const ajv = new Ajv({
@@ -52,6 +56,7 @@ export function createKubernetesAjv(options: Options = {}): Ajv {
     strictRequired: false,
     verbose: true,
     ...options,
+    code: { regExp: re2RegExp, ...options.code },
   });
   ajv.addFormat('date-time', CRD_FORMATS['date-time']);
   ajv.addFormat('int64', CRD_FORMATS.int64);

@@ -2,6 +2,7 @@
 // schema validators as ajv standalone code, so no start compiles them. Do not edit by hand.
 // @ts-nocheck
 import { CRD_FORMATS, celRuleCheck, listMapKeysCheck, ucs2length } from './crd-keywords.ts';
+import { re2RegExp } from './re2.ts';
 export const TemplateInstance_v1alpha1 = validate10;
 const schema11 = {
   type: 'object',
@@ -252,8 +253,9 @@ const schema11 = {
   },
 };
 const func2 = ucs2length;
-const pattern0 = new RegExp('^([0-9]+[smhd])+$', 'u');
-const pattern1 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
+const func3 = re2RegExp;
+const pattern0 = func3('^([0-9]+[smhd])+$', 'u');
+const pattern1 = func3('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
 const formats0 = CRD_FORMATS.int64;
 const formats2 = CRD_FORMATS['date-time'];
 const keyword0 = listMapKeysCheck(['name']);
@@ -4173,10 +4175,7 @@ const keyword12 = celRuleCheck([
   },
 ]);
 const keyword13 = listMapKeysCheck(['type']);
-const pattern2 = new RegExp(
-  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
-  'u',
-);
+const pattern2 = func3('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$', 'u');
 function validate11(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data } = {},
@@ -9667,14 +9666,11 @@ const keyword23 = celRuleCheck([
 ]);
 const keyword24 = listMapKeysCheck(['name']);
 const keyword25 = listMapKeysCheck(['type']);
-const pattern5 = new RegExp(
-  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$',
-  'u',
-);
-const pattern6 = new RegExp('^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$', 'u');
-const pattern7 = new RegExp('^[A-Z][A-Za-z0-9]*$', 'u');
-const pattern8 = new RegExp('^[a-z][a-z0-9]*$', 'u');
-const pattern12 = new RegExp('^\\.', 'u');
+const pattern5 = func3('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$', 'u');
+const pattern6 = func3('^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$', 'u');
+const pattern7 = func3('^[A-Z][A-Za-z0-9]*$', 'u');
+const pattern8 = func3('^[a-z][a-z0-9]*$', 'u');
+const pattern12 = func3('^\\.', 'u');
 function validate13(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data } = {},

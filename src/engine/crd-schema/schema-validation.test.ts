@@ -52,6 +52,23 @@ describe('schema validation beyond the table', () => {
     ]);
   });
 
+  it('says a value is too long to check against its pattern rather than passing it', () => {
+    const problems = validateAgainstCrd('TemplateInstance', {
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      metadata: { name: 'x' },
+      spec: { templateRef: { name: 't' }, ttl: '1'.repeat(3_000_000) },
+    });
+    expect(problems).toEqual([
+      expect.objectContaining({
+        path: '',
+        message:
+          'cannot be checked: a value of 3000000 characters is too long to check against the ' +
+          'pattern ^([0-9]+[smhd])+$ (more than 20000000 steps)',
+      }),
+    ]);
+  });
+
   it.each([
     ['/spec/parameters/0/name', 'spec.parameters[0].name'],
     ['', ''],

@@ -6,6 +6,7 @@ import type { ErrorObject } from 'ajv';
 import { CRD_SCHEMAS } from '../../api/schemas.generated.ts';
 import * as generated from './crd-validators.generated.ts';
 import { pruneNulls } from './null-pruning.ts';
+import { Re2CheckTooCostly } from './re2.ts';
 import type { Problem } from '../shared/problem.ts';
 
 export type CrdKind = 'Template' | 'TemplateInstance' | 'TemplateRevision' | 'TemplateInstanceSet';
@@ -137,8 +138,19 @@ export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
     return [{ path: '', reason: SCHEMA_REASON, message: `a ${kind} must be a YAML/JSON mapping` }];
   }
   const validate = VALIDATORS[kind];
-  // As the API server does before validating: `defaultValue: null` is no defaultValue at all.
-  const valid = validate(pruneNulls(object, schemaOf(kind)));
+  let valid: boolean;
+  try {
+    // As the API server does before validating: `defaultValue: null` is no defaultValue at all.
+    valid = validate(pruneNulls(object, schemaOf(kind)));
+  } catch (error) {
+    // A string far longer than the API server takes, against one of the CRDs' patterns (re2.ts).
+    if (!(error instanceof Re2CheckTooCostly)) throw error;
+    const message = `cannot be checked: ${error.message}`;
+    return [
+      ...metadataProblems(object as Record<string, unknown>),
+      { path: '', reason: SCHEMA_REASON, message },
+    ];
+  }
   const problems = valid
     ? []
     : (validate.errors ?? []).filter((e) => !isBranchError(e)).map(toProblem);

@@ -231,12 +231,12 @@ describe('parameter constraints (ADR 0032)', () => {
     [
       'a pattern with lookahead (reported once, not again at the default)',
       { name: 'user', type: 'string', pattern: '^(?!root$)', value: 'root' },
-      'spec.parameters[0].pattern: parameter "user": the pattern ^(?!root$) is not RE2: it uses lookahead (?!, which RE2 lacks',
+      'spec.parameters[0].pattern: parameter "user": the pattern ^(?!root$) is not valid RE2: invalid or unsupported Perl syntax: `(?!`',
     ],
     [
       'a pattern with a backreference',
       { name: 'pair', type: 'string', pattern: '^(a)\\1$' },
-      'spec.parameters[0].pattern: parameter "pair": the pattern ^(a)\\1$ is not RE2: it uses a backreference \\1, which RE2 lacks',
+      'spec.parameters[0].pattern: parameter "pair": the pattern ^(a)\\1$ is not valid RE2: invalid escape sequence: `\\1`',
     ],
   ])('refuses %s, naming the parameter', (_name, declaration, message) => {
     expect(validity([declaration])).toMatchObject({

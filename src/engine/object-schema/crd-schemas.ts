@@ -1,12 +1,14 @@
 // Custom resources checked against the openAPIV3Schema of their CRD, given at run time (a CRD the
 // Template renders, or --crds), as the API server checks them under fieldValidation=Strict. The
 // schemas are compiled by ajv with the repository's Kubernetes keywords (crd-schema/crd-ajv.ts):
-// unlike the built-in bundle, a CRD schema may use all of JSON Schema and CEL.
+// unlike the built-in bundle, a CRD schema may use all of JSON Schema and CEL. Its `pattern`s are
+// RE2 matched in linear time (crd-schema/re2.ts), so a hostile CRD cannot stall the operator.
 import type { Ajv, ValidateFunction } from 'ajv';
 import { CRD_SCHEMAS } from '../../api/schemas.generated.ts';
 import { API_VERSION } from '../../api/well-known.ts';
 import { createKubernetesAjv } from '../crd-schema/crd-ajv.ts';
 import { pruneNulls } from '../crd-schema/null-pruning.ts';
+import { Re2CheckTooCostly } from '../crd-schema/re2.ts';
 import { isInt32, isInt64 } from './kubernetes-formats.ts';
 import { OBJECT_META, type KubernetesSchemas } from './kubernetes-schemas.ts';
 import { objectLabel, objectProblems, underField, type ObjectVerdict } from './object-problems.ts';
@@ -44,7 +46,7 @@ export class CrdSchemaCompiler {
   #ajv: Ajv | undefined;
   readonly #compiled = new Map<string, CrdCheck>();
 
-  /** Throws when ajv cannot compile the schema (a pattern JavaScript cannot read, say). */
+  /** Throws when ajv cannot compile the schema (a pattern that is not RE2, say). */
   compile(openAPIV3Schema: SchemaNode): CrdCheck {
     const key = JSON.stringify(openAPIV3Schema);
     const cached = this.#compiled.get(key);
@@ -138,8 +140,9 @@ export class CustomResourceSchemas {
  * server does under fieldValidation=Strict: nulls the server prunes are pruned, unknown fields
  * (outside x-kubernetes-preserve-unknown-fields) are problems, metadata is checked as the
  * built-in ObjectMeta, and the CEL rules do not run after a blocking error. A schema ajv cannot
- * compile makes the object skipped, with the reason. `builtIns` holds ObjectMeta (the bundle, or
- * the documents an API server publishes).
+ * compile, or a value too long to check against its pattern in bounded time, makes the object
+ * skipped, with the reason. `builtIns` holds ObjectMeta (the bundle, or the documents an API
+ * server publishes).
  */
 export function validateCustomResource(
   object: Json,
@@ -160,7 +163,16 @@ export function validateCustomResource(
   }
   const label = objectLabel(object);
   const data = pruneNulls(object, openAPIV3Schema) as Json;
-  const errors = compiled.check(data) ? [] : (compiled.check.errors ?? []);
+  let errors;
+  try {
+    errors = compiled.check(data) ? [] : (compiled.check.errors ?? []);
+  } catch (error) {
+    if (!(error instanceof Re2CheckTooCostly)) throw error;
+    return {
+      checked: false,
+      note: `${label} cannot be checked offline (${error.message}), skipped`,
+    };
+  }
   const blocked = errors.some((e) => BLOCKING.has(e.keyword));
   const problems = objectProblems(
     label,

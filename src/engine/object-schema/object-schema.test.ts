@@ -630,6 +630,46 @@ describe('custom resources against a CRD given at run time', () => {
       );
   });
 
+  describe('a pattern is RE2, matched in linear time (crd-schema/re2.ts)', () => {
+    const withPattern = (pattern: string): Json => ({
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { name: { type: 'string', pattern } } } },
+    });
+    const check = (pattern: string, name: string): ObjectVerdict =>
+      validateCustomResource(widget({ name }), withPattern(pattern), schemas, compiler);
+
+    // Correctness only: vitest's timeout is the bound (JavaScript's RegExp takes minutes on it).
+    it('checks a hostile pattern against a hostile value (a CRD a Template renders)', () => {
+      const name = `${'a'.repeat(40)}!`;
+      expect(problemsOf(check('(a+)+$', name))).toEqual([
+        expect.objectContaining({ path: 'spec.name', expected: 'a string matching (a+)+$' }),
+      ]);
+      expect(problemsOf(check('(a+)+!$', name))).toEqual([]);
+    });
+
+    it("reads the pattern as RE2 does: . takes \\r, which JavaScript's does not", () => {
+      expect(problemsOf(check('^a.b$', 'a\rb'))).toEqual([]);
+    });
+
+    it('skips, naming why, a schema whose pattern is not RE2 (as the API server refuses it)', () => {
+      expect(check('^(?!admin)', 'root')).toEqual({
+        checked: false,
+        note:
+          'the schema of example.com/v1 Widget cannot be checked offline (the pattern ^(?!admin) ' +
+          'is not valid RE2: invalid or unsupported Perl syntax: `(?!`), skipped',
+      });
+    });
+
+    it('skips an object with a value too long to check against its pattern in bounded time', () => {
+      expect(check('[a-z]{1000}$', 'a'.repeat(100_000))).toEqual({
+        checked: false,
+        note:
+          'Widget team-a/w cannot be checked offline (a value of 100000 characters is too long to ' +
+          'check against the pattern [a-z]{1000}$ (more than 20000000 steps)), skipped',
+      });
+    });
+  });
+
   it("checks Stencil's own kinds against config/crd", () => {
     const instance = {
       apiVersion: 'stencil.dev/v1alpha1',

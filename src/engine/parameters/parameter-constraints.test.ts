@@ -240,7 +240,7 @@ describe('checkConstraints', () => {
       'a pattern that is not RE2',
       { type: 'string', pattern: '(a)\\1' },
       'aa',
-      'the pattern (a)\\1 is not RE2: it uses a backreference \\1, which RE2 lacks',
+      'the pattern (a)\\1 is not valid RE2: invalid escape sequence: `\\1`',
     ],
     ['a number constraint ignores a string value', { minimum: 5 }, 'abc', 'ok'],
   ])('%s', (_name, declaration, value, expected) => {
@@ -266,16 +266,15 @@ describe('checkConstraints', () => {
     expect(
       check({ type: 'string', pattern: '[a-z]{1000}$' }, `${'a'.repeat(100_000)}!`, true),
     ).toBe(
-      'parameter "p": a value from a Secret takes more than 50000000 steps to check against the pattern [a-z]{1000}$',
+      'parameter "p": a value from a Secret takes more than 20000000 steps to check against the pattern [a-z]{1000}$',
     );
   });
 
-  it('checks a hostile pattern on a hostile value at once (JavaScript takes seconds)', () => {
-    const started = performance.now();
-    expect(check({ type: 'string', pattern: '(a+)+$' }, `${'a'.repeat(30)}!`)).toBe(
-      `parameter "p": "${'a'.repeat(30)}!" does not match the pattern (a+)+$`,
+  // Correctness only: vitest's timeout is the bound (JavaScript's RegExp takes minutes on it).
+  it('checks a hostile pattern on a hostile value (linear time, no backtracking)', () => {
+    expect(check({ type: 'string', pattern: '(a+)+$' }, `${'a'.repeat(40)}!`)).toBe(
+      `parameter "p": "${'a'.repeat(40)}!" does not match the pattern (a+)+$`,
     );
-    expect(performance.now() - started).toBeLessThan(500);
   });
 });
 
@@ -309,7 +308,7 @@ describe('declarationFaults (the Template checks its own constraints)', () => {
         {
           field: 'pattern',
           message:
-            'parameter "p": the pattern ^(?!admin) is not RE2: it uses lookahead (?!, which RE2 lacks',
+            'parameter "p": the pattern ^(?!admin) is not valid RE2: invalid or unsupported Perl syntax: `(?!`',
         },
       ],
     ],
@@ -320,7 +319,7 @@ describe('declarationFaults (the Template checks its own constraints)', () => {
         {
           field: 'pattern',
           message:
-            'parameter "p": the pattern (?<=a)b is not RE2: it uses lookbehind (?<=, which RE2 lacks',
+            'parameter "p": the pattern (?<=a)b is not valid RE2: invalid named capture: `(?<=a)b`',
         },
       ],
     ],
@@ -331,7 +330,7 @@ describe('declarationFaults (the Template checks its own constraints)', () => {
         {
           field: 'pattern',
           message:
-            'parameter "p": the pattern (?<q>a)\\k<q> is not RE2: it uses a named backreference \\k<...>, which RE2 lacks',
+            'parameter "p": the pattern (?<q>a)\\k<q> is not valid RE2: invalid escape sequence: `\\k`',
         },
       ],
     ],
@@ -341,8 +340,7 @@ describe('declarationFaults (the Template checks its own constraints)', () => {
       [
         {
           field: 'pattern',
-          message:
-            'parameter "p": the pattern [a- is not a valid regular expression: Unterminated character class',
+          message: 'parameter "p": the pattern [a- is not valid RE2: missing closing ]: `[a-`',
         },
       ],
     ],

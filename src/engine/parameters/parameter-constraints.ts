@@ -174,7 +174,7 @@ const ENUM_TYPES = new Set<ParameterDeclaration['type']>(['string', 'number', 'b
 /**
  * The faults of a declaration's constraints themselves (Template validation): an enum on a
  * parameter that is not a string, number or bool, enum entries that do not satisfy the
- * parameter's type, and a pattern that is not a JavaScript `u` RegExp or not RE2 (see
+ * parameter's type, and a pattern that is not RE2 or too large to check (see
  * crd-schema/re2.ts). The CRD's CEL rules tie the other constraints to their types and order the
  * bounds; CEL cannot see the enum's entries (they hold any JSON), so its type is checked here.
  */
