@@ -9,6 +9,7 @@ import { validateAgainstCrd } from '../engine/crd-schema/schema-validation.ts';
 import { evaluateTemplateChecked } from '../engine/evaluation/template-evaluation.ts';
 import {
   parseCommandLine,
+  stringFlag,
   stringFlags,
   usageLine,
   UsageError,
@@ -17,14 +18,18 @@ import {
 import { kindOf, readDocuments, type LoadedDocument } from './manifest-files.ts';
 import type { CommandResult } from './render-command.ts';
 import { CRDS_FLAG, offlineSchemas } from './offline-schemas.ts';
-import type { ObjectSchemas } from '../engine/object-schema/object-schema.ts';
+import type { ObjectSchemas, OfflineSchemas } from '../engine/object-schema/object-schema.ts';
+import { apiProblems } from '../engine/typed-api/api-checks.ts';
+import type { ApiAllowance } from '../engine/typed-api/api-names.ts';
+import { allowanceFlag, API_GROUPS_FLAG } from './crd-command.ts';
+import { isTypedInstanceOf, typedInstanceOf } from './typed-instance.ts';
 
 export const VALIDATE_COMMAND: CommandSpec = {
   name: 'validate',
   synopsis: '[--crds CRDS.yaml]... FILE...',
   summary:
-    'Checks the Templates and TemplateInstances in FILE... as the operator would; exit 0 valid, 1 not, 2 bad usage.',
-  flags: { crds: CRDS_FLAG },
+    "Checks the Templates and TemplateInstances (and objects of a kind a Template's spec.api publishes) in FILE... as the operator would; exit 0 valid, 1 not, 2 bad usage.",
+  flags: { crds: CRDS_FLAG, 'api-groups': API_GROUPS_FLAG },
   positionals: {
     value: 'FILE...',
     description: 'YAML files of Templates and TemplateInstances (other kinds are skipped)',
@@ -45,10 +50,15 @@ async function templateLines(
   doc: LoadedDocument,
   prefix: string,
   schemas: ObjectSchemas,
+  allowance: ApiAllowance | undefined,
 ): Promise<{ lines: string[]; ok: boolean }> {
   const evaluation = await evaluateTemplateChecked(doc.value, schemas);
-  if (evaluation.problems.length > 0)
-    return { lines: problemLines(prefix, evaluation.problems), ok: false };
+  // The published kind's checks, as the operator makes them (the allowance only with --api-groups).
+  const problems =
+    evaluation.problems.length > 0 || evaluation.phase === 'Invalid'
+      ? evaluation.problems
+      : apiProblems(doc.value as Template, allowance);
+  if (problems.length > 0) return { lines: problemLines(prefix, problems), ok: false };
   const dry = evaluation.conditions.find((c) => c.type === 'DryRunRendered');
   if (evaluation.phase !== 'Valid')
     return { lines: [`${prefix}: ${dry?.reason ?? ''}: ${dry?.message ?? ''}`], ok: false };
@@ -81,6 +91,25 @@ function instanceLines(
   return { lines: [`${prefix}: valid against Template ${nameOf(template)}`], ok: true };
 }
 
+/** An object of a kind a Template among the files publishes: checked as at admission, then as an instance. */
+async function typedInstanceLines(
+  doc: LoadedDocument,
+  prefix: string,
+  template: Template,
+  schemas: OfflineSchemas,
+): Promise<{ lines: string[]; ok: boolean }> {
+  let instance: TemplateInstance;
+  try {
+    instance = await typedInstanceOf(doc.file, doc.value, template, schemas);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return { lines: [`${prefix}: ${error.message.replace(`${doc.file}: `, '')}`], ok: false };
+  }
+  const problems = checkInstanceStatically(template, instance);
+  if (problems.length > 0) return { lines: problemLines(prefix, problems), ok: false };
+  return { lines: [`${prefix}: valid against Template ${nameOf(template)}`], ok: true };
+}
+
 /** A TemplateInstanceSet: its schema only (what it stamps depends on the cluster's namespaces). */
 function setLines(doc: LoadedDocument, prefix: string): { lines: string[]; ok: boolean } {
   const problems = validateAgainstCrd('TemplateInstanceSet', doc.value);
@@ -97,34 +126,40 @@ function templatesByName(docs: LoadedDocument[]): Map<string, Template> {
   return templates;
 }
 
+/** One document's lines: a Stencil kind checked, a typed instance checked, anything else skipped. */
+async function documentLines(
+  doc: LoadedDocument,
+  context: {
+    schemas: OfflineSchemas;
+    allowance: ApiAllowance | undefined;
+    templates: Map<string, Template>;
+  },
+): Promise<{ lines: string[]; ok: boolean; skipped?: true }> {
+  const { schemas, allowance, templates } = context;
+  const kind = kindOf(doc.value);
+  const prefix = `${doc.file}#${doc.index} ${kind ?? '(no kind)'} ${nameOf(doc.value)}`;
+  if (kind === 'TemplateInstanceSet') return setLines(doc, prefix);
+  const publisher = [...templates.values()].find((t) => isTypedInstanceOf(doc.value, t));
+  if (publisher) return typedInstanceLines(doc, prefix, publisher, schemas);
+  if (kind === 'Template') return templateLines(doc, prefix, schemas, allowance);
+  if (kind === 'TemplateInstance') return instanceLines(doc, prefix, templates);
+  return { lines: [`${prefix}: skipped (not a Stencil resource)`], ok: true, skipped: true };
+}
+
 export async function validateCommand(argv: string[]): Promise<CommandResult> {
   const line = parseCommandLine(VALIDATE_COMMAND, argv);
   const files = line.positionals;
   if (files.length === 0) throw new UsageError(`no FILE given; ${usageLine(VALIDATE_COMMAND)}`);
   const schemas = offlineSchemas(stringFlags(line, 'crds'));
+  const allowance = allowanceFlag(stringFlag(line, 'api-groups'));
   const docs = files.flatMap(readDocuments);
   const templates = templatesByName(docs);
   const out: string[] = [];
   const err: string[] = [];
   let ok = true;
   for (const doc of docs) {
-    const kind = kindOf(doc.value);
-    const prefix = `${doc.file}#${doc.index} ${kind ?? '(no kind)'} ${nameOf(doc.value)}`;
-    if (kind === 'TemplateInstanceSet') {
-      const result = setLines(doc, prefix);
-      (result.ok ? out : err).push(...result.lines);
-      ok &&= result.ok;
-      continue;
-    }
-    if (kind !== 'Template' && kind !== 'TemplateInstance') {
-      err.push(`${prefix}: skipped (not a Stencil resource)`);
-      continue;
-    }
-    const result =
-      kind === 'Template'
-        ? await templateLines(doc, prefix, schemas)
-        : instanceLines(doc, prefix, templates);
-    (result.ok ? out : err).push(...result.lines);
+    const result = await documentLines(doc, { schemas, allowance, templates });
+    (result.ok && !result.skipped ? out : err).push(...result.lines);
     ok &&= result.ok;
   }
   const lines = (list: string[]): string => list.map((l) => `${l}\n`).join('');

@@ -192,3 +192,28 @@ describe('stencil render of a typed instance', () => {
     );
   });
 });
+
+describe('stencil validate with typed APIs', () => {
+  it("checks the Template's spec.api and the typed instances beside it", async () => {
+    const t = templateFile('v1', API);
+    const good = webApp('v-good', { image: 'nginx' });
+    const bad = webApp('v-bad', { image: 'nginx', replicas: 'many' });
+    const result = await main(['validate', t, good]);
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('WebApp team-a/shop: valid against Template team-a/web-app');
+    const refused = await main(['validate', t, bad]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain('invalid WebApp: spec.replicas');
+  });
+
+  it('refuses what stencil crd refuses, the allowance with --api-groups', async () => {
+    const t = templateFile('v2', API);
+    const result = await main(['validate', '--api-groups', 'platform=apps.example.com', t]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('APIGroupNotAllowed: spec.api.group');
+    const reserved = await main(['validate', templateFile('v3', { ...API, group: 'x.k8s.io' })]);
+    expect(reserved.exitCode).toBe(1);
+    expect(reserved.stderr).toContain('reserved by Kubernetes');
+  });
+});
