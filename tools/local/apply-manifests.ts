@@ -3,6 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/api/object-meta.ts';
+import type { Template } from '../../src/api/template.ts';
+import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import { sortForInstall } from '../../src/engine/objects/inventory.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 
@@ -16,17 +18,56 @@ export function readManifests(files: string[]): KubeObject[] {
 
 const INSTANCE_KINDS = ['TemplateInstance', 'TemplateInstanceSet'];
 
+/** `apiVersion kind` of each kind the Templates among `objects` publish (spec.api, ADR 0032). */
+function publishedKinds(objects: KubeObject[]): Set<string> {
+  return new Set(
+    objects
+      .filter((o) => o.kind === 'Template')
+      .map((o) => (o as unknown as Template).spec.api)
+      .filter((api) => api !== undefined)
+      .map((api) => `${api.group}/${api.version} ${api.kind}`),
+  );
+}
+
+/**
+ * `--api-groups` allowing exactly what the Templates among `objects` publish, each for its own
+ * namespace, and those groups (empty when none publishes a kind): what a playground or a test of
+ * the samples runs with.
+ */
+export function apiGroupsFor(objects: KubeObject[]): { flag: string; groups: string[] } {
+  const groups = new Map<string, Set<string>>();
+  for (const o of objects.filter((t) => t.kind === 'Template')) {
+    const api = (o as unknown as Template).spec.api;
+    const namespace = o.metadata.namespace ?? 'default';
+    if (api) groups.set(namespace, (groups.get(namespace) ?? new Set()).add(api.group));
+  }
+  return {
+    flag: [...groups].map(([ns, g]) => `${ns}=${[...g].join(',')}`).join(';'),
+    groups: [...new Set([...groups.values()].flatMap((g) => [...g]))],
+  };
+}
+
+/** How long an object of a published kind is retried while the operator publishes its CRD. */
+const PUBLISH_WAIT_MS = 60_000;
+
 /**
  * Applies `objects`: plain Kubernetes objects first (in install order), then Templates, then
- * instances and TemplateInstanceSets.
+ * instances and TemplateInstanceSets, then the objects of kinds those Templates publish, each
+ * retried until the operator has published its kind.
  */
 export async function applyManifests(cluster: KubeCluster, objects: KubeObject[]): Promise<void> {
+  const typed = publishedKinds(objects);
   const stage = (o: KubeObject): number =>
-    o.kind === 'Template' ? 1 : INSTANCE_KINDS.includes(o.kind) ? 2 : 0;
+    typed.has(`${o.apiVersion} ${o.kind}`)
+      ? 3
+      : o.kind === 'Template'
+        ? 1
+        : INSTANCE_KINDS.includes(o.kind)
+          ? 2
+          : 0;
   const ordered = [
     ...sortForInstall(objects.filter((o) => stage(o) === 0)),
-    ...objects.filter((o) => stage(o) === 1),
-    ...objects.filter((o) => stage(o) === 2),
+    ...[1, 2, 3].flatMap((n) => objects.filter((o) => stage(o) === n)),
   ];
   const seen = new Set<string>();
   for (const object of ordered) {
@@ -34,7 +75,21 @@ export async function applyManifests(cluster: KubeCluster, objects: KubeObject[]
     if (seen.has(key)) continue;
     seen.add(key);
     const { status: _status, ...body } = object as KubeObject & { status?: unknown };
-    await cluster.apply(body);
+    if (stage(object) === 3) await applyOnceServed(cluster, body);
+    else await cluster.apply(body);
+  }
+}
+
+async function applyOnceServed(cluster: KubeCluster, object: KubeObject): Promise<void> {
+  const deadline = Date.now() + PUBLISH_WAIT_MS;
+  for (;;) {
+    try {
+      await cluster.apply(object);
+      return;
+    } catch (error) {
+      if (!isClusterError(error, 'NotServed') || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
 }
 

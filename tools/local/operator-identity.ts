@@ -91,6 +91,30 @@ export const withRequesterRbac = withClusterRules([
   },
 ]);
 
+/**
+ * The RBAC of the chart with `typedApis.allow` set to `groups` (docs/adr/0032): CRDs, the
+ * ClusterRoles of published kinds, and the published kinds of those groups.
+ */
+export function withTypedApiRbac(groups: string[]): (objects: KubeObject[]) => KubeObject[] {
+  return withClusterRules([
+    {
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+    {
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['clusterroles'],
+      verbs: ['get', 'create', 'update', 'patch', 'delete'],
+    },
+    {
+      apiGroups: [...new Set(groups)].sort(),
+      resources: ['*'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'],
+    },
+  ]);
+}
+
 type Binding = KubeObject & {
   roleRef?: { name: string };
   subjects?: { kind: string; name: string; namespace?: string }[];

@@ -21,7 +21,7 @@ import {
   requesterWebhookConfiguration,
   webhookConfiguration,
 } from '../../src/webhook/webhook-configuration.ts';
-import { applyManifests, readManifests, samplePhase } from './apply-manifests.ts';
+import { apiGroupsFor, applyManifests, readManifests, samplePhase } from './apply-manifests.ts';
 import {
   BIND_ADMIN_RULE,
   deployRbac,
@@ -29,6 +29,7 @@ import {
   withClusterRules,
   withRequesterRbac,
   withShardingRbac,
+  withTypedApiRbac,
 } from './operator-identity.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -71,6 +72,12 @@ await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'st
 // token: strict mode exempts exactly the operator's username, so sharing the person's identity
 // would let every edit of theirs through as if the operator had made it.
 const operatorKubeconfig = join(root, '.local', 'operator.kubeconfig');
+const samples = readdirSync(join(root, 'samples'));
+const files = samples.flatMap((s) =>
+  ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
+);
+// The groups the samples' Templates publish, each allowed for its Template's namespace only.
+const apiGroups = apiGroupsFor(readManifests(files));
 const identity = await installOperatorIdentity(
   admin,
   [
@@ -78,6 +85,7 @@ const identity = await installOperatorIdentity(
     withClusterRules([BIND_ADMIN_RULE]),
     replicaCount > 1 ? withShardingRbac : undefined,
     requesterMode ? withRequesterRbac : undefined,
+    apiGroups.flag ? withTypedApiRbac(apiGroups.groups) : undefined,
   ].reduce((rbac, add) => add?.(rbac) ?? rbac, deployRbac()),
   operatorKubeconfig,
   7 * 24 * 3600, // the token outlives any playground session
@@ -96,10 +104,6 @@ if (requesterMode)
   await cluster.apply(
     requesterWebhookConfiguration({ url: webhookUrl(webhookPorts[0]!) }, undefined),
   );
-const samples = readdirSync(join(root, 'samples'));
-const files = samples.flatMap((s) =>
-  ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
-);
 if (!requesterMode) {
   await applyManifests(cluster, readManifests(files));
   say(`installed the CRDs and ${samples.length} samples`);
@@ -129,6 +133,7 @@ async function startReplica(webhookPort: number): Promise<Replica> {
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       ...(replicaCount > 1 ? ['--shards=auto'] : []),
       ...(requesterMode ? ['--authorize-sources=requester'] : []),
+      ...(apiGroups.flag ? [`--api-groups=${apiGroups.flag}`] : []),
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
