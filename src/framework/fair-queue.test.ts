@@ -27,19 +27,6 @@ describe('the fair queue', () => {
     expect(drain(queue)).toEqual(['a/1', 'b/1', 'c/1', 'a/2', 'b/2', 'a/3']);
   });
 
-  it('answers whether a waiting key of a class matches, and forgets keys once served', () => {
-    const queue = new FairQueue();
-    push(queue, 'a/1');
-    push(queue, 'b/1', 'resync');
-    const inB = (key: string): boolean => key.startsWith('b/');
-    expect(queue.someWaiting('change', inB)).toBe(false);
-    expect(queue.someWaiting('resync', inB)).toBe(true);
-    push(queue, 'b/2');
-    expect(queue.someWaiting('change', inB)).toBe(true);
-    drain(queue);
-    expect(queue.someWaiting('change', () => true)).toBe(false);
-  });
-
   it('does not move a waiting key that is added again', () => {
     const queue = new FairQueue();
     for (const key of ['a/1', 'a/2', 'a/1', 'b/1', 'a/1']) push(queue, key);

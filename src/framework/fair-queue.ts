@@ -260,12 +260,9 @@ export class FairQueue {
     return this.classes.change.tracked + this.classes.resync.tracked;
   }
 
-  /** Whether a key of one class waits that `matches` (a scan: for occasional questions only). */
-  someWaiting(cls: QueueClass, matches: (key: string) => boolean): boolean {
-    if (this.classes[cls].size === 0) return false;
-    for (const entry of this.entries.values())
-      if (entry.cls === cls && matches(entry.key)) return true;
-    return false;
+  /** Keys waiting in one class. */
+  sizeOf(cls: QueueClass): number {
+    return this.classes[cls].size;
   }
 
   has(key: string): boolean {

@@ -84,12 +84,9 @@ export class WorkQueue {
     return this.pending.size;
   }
 
-  /**
-   * Whether a key of one class waits that `matches` (background work yields while changes wait,
-   * ADR 0031). It scans the waiting keys: ask it once per batch of background work, not per key.
-   */
-  someWaiting(cls: QueueClass, matches: (key: string) => boolean = () => true): boolean {
-    return this.pending.someWaiting(cls, matches);
+  /** Keys waiting in one class (background work yields while changes wait, ADR 0031). */
+  waiting(cls: QueueClass): number {
+    return this.pending.sizeOf(cls);
   }
 
   get active(): number {

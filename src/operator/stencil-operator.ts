@@ -36,8 +36,6 @@ import type { AuthorizeSources } from '../reconcile/instance/requester-authoriza
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import { PreflightRunner } from '../reconcile/preflight.ts';
 import type { ObjectRef } from '../engine/sources/source-port.ts';
-import { templateRefOf } from '../engine/shared/template-ref.ts';
-import type { Template } from '../api/template.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './watches/caches.ts';
 import { DependencyWatches } from './watches/dependency-watches.ts';
@@ -95,15 +93,6 @@ export interface OperatorOptions {
   apiGroups?: ApiAllowance;
   log: Logger;
   now?: () => Date;
-}
-
-/** Whether the instance queued as `key` belongs to `template` (its own fan-out, ADR 0031). */
-function isInstanceOf(cache: OperatorCaches, key: string, template: Template): boolean {
-  const { namespace, name } = parseRequestKey(key);
-  const instance = cache.instance(namespace, name);
-  if (!instance) return false;
-  const ref = templateRefOf(instance);
-  return ref.name === template.metadata.name && ref.namespace === template.metadata.namespace;
 }
 
 function reconcileMetrics(metrics: StencilMetrics | undefined): ReconcileMetrics | undefined {
@@ -222,11 +211,7 @@ export class StencilOperator {
           renderer: this.renders.render,
           authorizeSources: options.authorizeSources,
           sourceCache,
-          changesWaiting: (template) =>
-            this.instances.queue.someWaiting(
-              'change',
-              (key) => !isInstanceOf(cache, key, template),
-            ),
+          changesWaiting: () => this.instances.queue.waiting('change') > 0,
         }),
         now,
       }),

@@ -37,14 +37,8 @@ export interface PreflightDeps extends EvaluationDeps {
   cache: Pick<CacheReader, 'instancesOf' | 'instance' | 'namespaceLabels'>;
   /** What our applies produced: a render they produced exactly is unchanged without a read. */
   applied?: AppliedMemo;
-  /**
-   * Whether input changes wait in the instance queue, other than for the Template's own
-   * instances (the preflight then yields). Its own instances are left out: the edit that made
-   * the revision queues every one of them (twice: the spec, then the revision), passes that
-   * render the released revision and change nothing, and yielding to them held a preflight of
-   * 1,000 instances to one batch per MAX_YIELD_MS (ADR 0031).
-   */
-  changesWaiting?: (template: Template) => boolean;
+  /** Whether input changes wait in the instance queue (the preflight then yields). */
+  changesWaiting?: () => boolean;
   now?: () => number;
 }
 
@@ -90,7 +84,7 @@ export class PreflightRunner {
   ): Promise<PreflightProgress> {
     const run = this.runOf(template, revision);
     const yielding =
-      this.deps.changesWaiting?.(template) === true && this.now() - run.lastBatch < MAX_YIELD_MS;
+      this.deps.changesWaiting?.() === true && this.now() - run.lastBatch < MAX_YIELD_MS;
     if (run.waiting.length > 0 && !yielding) await this.batch(cluster, template, revision, run);
     const report = preflightReport(run.revision, run.total - run.gone, run.verdicts.values());
     if (run.waiting.length > 0) return { report, again: yielding ? YIELD_RETRY_MS : 0 };
