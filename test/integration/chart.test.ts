@@ -322,6 +322,8 @@ describe('the operator under exactly the chart RBAC', () => {
   const teamA = renamed('team-a');
   const teamD = renamed('team-d');
   const teamE = renamed('team-e');
+  /** samples/typed-web-app's group, renamed so no other file's WebApp kind is met. */
+  const typedGroup = `apps-${suffix}.stencil.example`;
   const fullname = `stencil-rbac-${suffix}`;
   const configuration = `stencil-strict-chart-${suffix}`;
   let operatorNamespace: string;
@@ -368,6 +370,8 @@ describe('the operator under exactly the chart RBAC', () => {
       await render('rbac', operatorNamespace, {
         fullnameOverride: fullname,
         rbac: { additionalRules },
+        // samples/typed-web-app publishes a kind (its group renamed, like the namespaces).
+        typedApis: { allow: { [platform]: [typedGroup] } },
       }),
       configuration,
     );
@@ -395,23 +399,23 @@ describe('the operator under exactly the chart RBAC', () => {
     for (const sample of readdirSync(join(root, 'samples'))) {
       mkdirSync(join(samples, sample), { recursive: true });
       for (const file of ['objects.yaml', 'template.yaml', 'instance.yaml']) {
-        const text = readFileSync(join(root, 'samples', sample, file), 'utf8').replace(
-          /\b(platform|team-a|team-b|team-c|team-d|team-e)\b/g,
-          (name) => renamed(name),
-        );
+        const text = readFileSync(join(root, 'samples', sample, file), 'utf8')
+          .replace(/\b(platform|team-a|team-b|team-c|team-d|team-e)\b/g, (name) => renamed(name))
+          .replaceAll('apps.stencil.example', typedGroup);
         writeFileSync(join(samples, sample, file), text);
         files.push(join(samples, sample, file));
       }
     }
     const manifests = readManifests(files);
-    instances = manifests.filter((o) => o.kind === 'TemplateInstance');
-    expect(instances).toHaveLength(9);
+    instances = manifests.filter((o) => o.kind === 'TemplateInstance' || o.kind === 'WebApp');
+    expect(instances).toHaveLength(10);
     // samples/namespace-fanout: one TemplateInstanceSet, stamping into team-d and team-e.
     sets = manifests.filter((o) => o.kind === 'TemplateInstanceSet');
     expect(sets).toHaveLength(1);
     expect(new Set(instances.map((i) => i.metadata.namespace))).toEqual(new Set([platform, teamA]));
 
     running = await startOperator([platform, teamA, teamD, teamE], kubeconfigPath, {
+      apiGroups: new Map([[platform, new Set([typedGroup])]]),
       leaderElection: {
         identity: `chart-test-${suffix}`,
         namespace: operatorNamespace,

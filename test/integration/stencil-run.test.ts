@@ -7,7 +7,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
-import { applyManifests, readManifests, samplePhase } from '../../tools/local/apply-manifests.ts';
+import {
+  apiGroupsFor,
+  applyManifests,
+  readManifests,
+  samplePhase,
+} from '../../tools/local/apply-manifests.ts';
 import { eventRecorded } from './support/instances.ts';
 import { eventually, userClient } from './support/operator.ts';
 
@@ -17,8 +22,18 @@ let child: ChildProcess;
 let output = '';
 let user: KubeCluster;
 
+/** Every sample's objects, Template and instance. */
+const sampleManifests = (): ReturnType<typeof readManifests> =>
+  readManifests(
+    readdirSync(join(root, 'samples')).flatMap((s) =>
+      ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
+    ),
+  );
+
 beforeAll(async () => {
   user = (await userClient()).cluster;
+  // samples/typed-web-app publishes a kind: allowed for its Template's namespace, as npm run local does.
+  const { flag: apiGroups } = apiGroupsFor(sampleManifests());
   child = spawn(
     process.execPath,
     [
@@ -26,6 +41,7 @@ beforeAll(async () => {
       'run',
       '--kubeconfig',
       inject('kubeconfig'),
+      `--api-groups=${apiGroups}`,
       '--log-format',
       'json',
       '--log-level',
@@ -37,15 +53,7 @@ beforeAll(async () => {
   );
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const samples = readdirSync(join(root, 'samples'));
-  await applyManifests(
-    user,
-    readManifests(
-      samples.flatMap((s) =>
-        ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
-      ),
-    ),
-  );
+  await applyManifests(user, sampleManifests());
 });
 
 afterAll(() => {
