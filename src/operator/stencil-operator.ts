@@ -314,12 +314,21 @@ export class StencilOperator {
       const spec = type === 'DELETED' ? undefined : publishedCrdOf(object);
       const names =
         (object.spec as { group?: string; names?: { kind?: string } } | undefined) ?? {};
-      if (!spec) published.remove(`${names.names?.kind ?? ''}.${names.group ?? ''}`);
-      else
+      const groupKind = `${names.names?.kind ?? ''}.${names.group ?? ''}`;
+      if (!spec) {
+        if (published.get(groupKind))
+          this.options.log.info('stopped watching a published kind', { kind: groupKind });
+        published.remove(groupKind);
+      } else
         published.add(spec, (kind) => {
           const routes = publishedKindWatches(this.caches, kind);
           this.instances.connect(routes.instances);
           this.templates.connect(routes.templates);
+          this.options.log.info('watching a published kind', {
+            kind: groupKind,
+            version: spec.version,
+            template: `${spec.publisher.namespace}/${spec.publisher.name}`,
+          });
           return kind.cache.watchDynamic(shell, this.options.namespaces);
         });
       const publisher = publisherOfCrd(object);

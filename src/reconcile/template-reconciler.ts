@@ -148,7 +148,7 @@ export class TemplateReconciler implements Reconciler {
     api: ApiCheck,
     publishedNow: PublishedNow[],
   ): Promise<ConditionDraft | undefined> {
-    if (evaluation.phase !== 'Valid') return undefined;
+    if (evaluation.phase !== 'Valid') return stillPublished(publishedNow);
     return template.spec.api
       ? publishApi(cluster, template, api)
       : unpublishApi(cluster, publishedNow);
@@ -261,6 +261,17 @@ export class TemplateReconciler implements Reconciler {
     await removeFinalizer(cluster, template, FINALIZER_TEMPLATE);
     return {};
   }
+}
+
+/** What an invalid Template's kinds are: served as they were before the change. */
+function stillPublished(publishedNow: PublishedNow[]): ConditionDraft | undefined {
+  if (publishedNow.length === 0) return undefined;
+  return draft(
+    TemplateConditionType.APIPublished,
+    true,
+    TemplateReason.APIEstablished,
+    `${publishedNow.map((p) => p.crdName).join(', ')} still served as before this change, which is not valid`,
+  );
 }
 
 /** The evaluation with `problems` of spec.api: Valid=False, named by the first one's reason. */

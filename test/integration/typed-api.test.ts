@@ -103,7 +103,7 @@ async function configMapData(name: string): Promise<Record<string, string> | und
 }
 
 const specOf = (object: KubeObject | undefined): Record<string, unknown> =>
-  ((
+  (
     (
       object?.spec as {
         versions?: { schema?: { openAPIV3Schema?: { properties?: Record<string, unknown> } } }[];
@@ -111,7 +111,7 @@ const specOf = (object: KubeObject | undefined): Record<string, unknown> =>
     )?.versions?.[0]?.schema?.openAPIV3Schema?.properties?.spec as {
       properties?: Record<string, unknown>;
     }
-  )?.properties ?? {});
+  )?.properties ?? {};
 
 beforeAll(async () => {
   cluster = connect();
@@ -278,6 +278,9 @@ describe('a Template that publishes a kind', () => {
     }, 'the removal refused');
     expect(refused.message).toContain('spec.debug removed');
     expect(refused.message).toContain('stencil.dev/allow-breaking-api-changes=true');
+    const published = conditionOf((await templateOf(platform, 'web-app'))?.status, 'APIPublished');
+    expect(published).toMatchObject({ status: 'True' });
+    expect(published?.message).toContain('still served as before this change');
     expect('debug' in specOf(await crd())).toBe(true);
     expect((await getWebApp('shop'))?.status?.phase).toBe('Ready');
     // Back to a compatible spec for what follows.
@@ -376,6 +379,14 @@ describe('a Template that publishes a kind', () => {
       60_000,
     );
     await eventually(async () => !(await crd()), 'the CRD gone', 60_000);
+    // Its informers stopped with it, without a restart.
+    await eventually(
+      async () =>
+        running.logs.some(
+          (l) => l.includes('stopped watching a published kind') && l.includes(`WebApp.${GROUP}`),
+        ),
+      'the kind no longer watched',
+    );
     // What the WebApps rendered went with them.
     expect(await configMapData('shop')).toBeUndefined();
   });

@@ -47,6 +47,23 @@ export function apiGroupsFor(objects: KubeObject[]): { flag: string; groups: str
   };
 }
 
+/**
+ * `objects` split into the objects of kinds their Templates publish and the rest: the first can
+ * be applied only once an operator runs and has published their kinds.
+ */
+export function splitPublished(objects: KubeObject[]): {
+  published: KubeObject[];
+  rest: KubeObject[];
+} {
+  const typed = publishedKinds(objects);
+  const isTyped = (o: KubeObject): boolean => typed.has(`${o.apiVersion} ${o.kind}`);
+  // The Templates go with the published objects too: applyManifests tells them apart by them.
+  return {
+    published: objects.filter((o) => isTyped(o) || o.kind === 'Template'),
+    rest: objects.filter((o) => !isTyped(o)),
+  };
+}
+
 /** How long an object of a published kind is retried while the operator publishes its CRD. */
 const PUBLISH_WAIT_MS = 60_000;
 

@@ -21,7 +21,13 @@ import {
   requesterWebhookConfiguration,
   webhookConfiguration,
 } from '../../src/webhook/webhook-configuration.ts';
-import { apiGroupsFor, applyManifests, readManifests, samplePhase } from './apply-manifests.ts';
+import {
+  apiGroupsFor,
+  applyManifests,
+  readManifests,
+  samplePhase,
+  splitPublished,
+} from './apply-manifests.ts';
 import {
   BIND_ADMIN_RULE,
   deployRbac,
@@ -104,8 +110,10 @@ if (requesterMode)
   await cluster.apply(
     requesterWebhookConfiguration({ url: webhookUrl(webhookPorts[0]!) }, undefined),
   );
+// Objects of the kinds the samples' Templates publish wait for a running operator to publish them.
+const { published, rest } = splitPublished(readManifests(files));
 if (!requesterMode) {
-  await applyManifests(cluster, readManifests(files));
+  await applyManifests(cluster, rest);
   say(`installed the CRDs and ${samples.length} samples`);
 }
 
@@ -142,6 +150,7 @@ async function startReplica(webhookPort: number): Promise<Replica> {
 
 const replicas: Replica[] = [];
 for (const port of webhookPorts) replicas.push(await startReplica(port));
+if (!requesterMode) await applyManifests(cluster, published);
 
 let stopping = false;
 async function stop(code: number): Promise<never> {
@@ -189,7 +198,7 @@ if (requesterMode) {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  await applyManifests(cluster, readManifests(files));
+  await applyManifests(cluster, [...rest, ...published]);
   say(`installed the CRDs and ${samples.length} samples (requester mode: recorded as admin)`);
 }
 
