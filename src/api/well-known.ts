@@ -104,5 +104,3 @@ export const ANNOTATION_ALLOW_BREAKING_API_CHANGES = `${GROUP}/allow-breaking-ap
 /** Every object Stencil creates for a published kind (CRD, ClusterRoles) carries it. */
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_STENCIL = 'stencil';
-/** Field manager of the CRDs and ClusterRoles of published kinds. */
-export const API_FIELD_MANAGER = 'stencil-api';

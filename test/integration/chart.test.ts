@@ -335,7 +335,7 @@ describe('the operator under exactly the chart RBAC', () => {
   const rbacObjects: KubeObject[] = [];
   let chartConfiguration: KubeObject | undefined;
 
-  // What the ten samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
+  // What the eleven samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
   // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
   // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
   const writeVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
@@ -393,7 +393,8 @@ describe('the operator under exactly the chart RBAC', () => {
       kubeconfigPath,
     ));
 
-    // The ten samples, with their namespaces renamed (platform, team-a to team-e).
+    // The eleven samples, with their namespaces renamed (platform, team-a to team-e), and the
+    // group of typed-web-app too.
     const samples = join(scratch, 'samples');
     const files: string[] = [];
     for (const sample of readdirSync(join(root, 'samples'))) {
