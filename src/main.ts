@@ -89,6 +89,7 @@ function webhookOptions(config: OperatorConfig, log: Logger): WebhookOptions | u
     configurations: config.webhookConfigurations,
     breakGlassGroups: config.webhookBreakGlassGroups,
     requester: config.authorizeSources === 'requester',
+    typedGroups: [...new Set([...config.apiGroups.values()].flatMap((groups) => [...groups]))],
   };
 }
 

@@ -19,6 +19,7 @@ export type WebhookOptions = Pick<
   | 'breakGlassGroups'
   | 'requester'
   | 'requesterConfigurationName'
+  | 'typedGroups'
   | 'namespaces'
   | 'cache'
 >;

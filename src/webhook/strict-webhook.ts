@@ -64,6 +64,8 @@ export interface StrictWebhookOptions {
    */
   requester?: boolean;
   requesterConfigurationName?: string;
+  /** The groups of published kinds (--api-groups, ADR 0032), whose creators are recorded too. */
+  typedGroups?: readonly string[];
   /**
    * Who owns the webhook configurations (ADR 0023). `install` (the chart, config/deploy): they
    * come and go with the install, and the operator only keeps their caBundle current through
@@ -248,6 +250,7 @@ export class StrictWebhook {
           this.bundle.caBundle,
           requesterName,
           namespaces,
+          this.options.typedGroups,
         ),
       );
     } else if (!this.requesterRemoved) {

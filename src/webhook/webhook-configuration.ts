@@ -121,6 +121,8 @@ export function requesterWebhookConfiguration(
   caBundle: string | undefined,
   name = REQUESTER_CONFIGURATION_NAME,
   namespaces?: readonly string[],
+  /** The groups Templates may publish kinds in (ADR 0032): their objects are instances too. */
+  typedGroups: readonly string[] = [],
 ): KubeObject {
   const inNamespaces = namespaces && {
     namespaceSelector: {
@@ -145,6 +147,18 @@ export function requesterWebhookConfiguration(
           resources: [TEMPLATE_INSTANCE_PLURAL, TEMPLATE_INSTANCE_SET_PLURAL],
           scope: '*',
         },
+        // Every kind of the allowed groups: a resource, not its subresources (status writes).
+        ...(typedGroups.length > 0
+          ? [
+              {
+                operations: ['CREATE', 'UPDATE'],
+                apiGroups: [...typedGroups].sort(),
+                apiVersions: ['*'],
+                resources: ['*'],
+                scope: 'Namespaced',
+              },
+            ]
+          : []),
       ],
     },
   );

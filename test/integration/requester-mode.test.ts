@@ -2,6 +2,7 @@
 // the admission webhook records who creates each TemplateInstance, nobody may write or change that
 // record by hand, and every valueFrom read is allowed only if that user may read the object
 // themselves (a SubjectAccessReview on every pass, so a revoked grant stops the next render).
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Condition } from '../../src/api/condition.ts';
 import type { KubeObject } from '../../src/api/object-meta.ts';
@@ -28,6 +29,7 @@ const GRANTED = 'GRANTED-VALUE-5b0e';
 const WITHHELD = 'WITHHELD-VALUE-c41a';
 const STRICT_CONFIGURATION = 'stencil-strict-requester-test';
 const REQUESTER_CONFIGURATION = 'stencil-requester-test';
+const TYPED_GROUP = `req-${randomBytes(3).toString('hex')}.example.com`;
 
 let ns: string;
 /** `tester`, in system:masters: may read every Secret. */
@@ -139,14 +141,37 @@ beforeAll(async () => {
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-out\ndata:\n  v: {{quote parameters.v}}\n',
     }),
   );
+  // A kind of its own (ADR 0032): its objects' creators are recorded too.
+  await tester.apply(
+    template(ns, 'echo-typed', {
+      api: { group: TYPED_GROUP, version: 'v1', kind: 'Echo' },
+      sync: { mode: 'revert' },
+      parameters: [{ name: 'v', type: 'string' }],
+      handlebars:
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-out\ndata:\n  v: {{quote parameters.v}}\n',
+    }),
+  );
+  await tester.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'echo-author', namespace: ns },
+    roleRef: {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: `stencil:api:echos.${TYPED_GROUP}:edit`,
+    },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ordinary' }],
+  });
   // Created before requester mode is on: nobody recorded.
   await tester.apply(instance(ns, 'legacy', 'echo', echoing(fromSecret('granted', 'value'))));
   running = await startOperator([ns], undefined, {
     webhook: loopbackWebhook(ns, STRICT_CONFIGURATION, {
       requester: true,
       requesterConfigurationName: REQUESTER_CONFIGURATION,
+      typedGroups: [TYPED_GROUP],
     }),
     authorizeSources: 'requester',
+    apiGroups: new Map([[ns, new Set([TYPED_GROUP])]]),
   });
 }, 60_000);
 
@@ -185,6 +210,54 @@ describe('requester mode (--authorize-sources=requester)', () => {
     await tester.apply(instance(ns, 'for-admin', 'echo', echoing(fromSecret('withheld', 'value'))));
     await ready('for-admin', 'Reconciled');
     expect((await output('for-admin'))?.data).toEqual({ v: WITHHELD });
+  });
+
+  it('records the creator of a typed instance too, and reads what that user may read', async () => {
+    const echo = (name: string, secretName: string): KubeObject =>
+      ({
+        apiVersion: `${TYPED_GROUP}/v1`,
+        kind: 'Echo',
+        metadata: { name, namespace: ns },
+        spec: {
+          valueFrom: {
+            v: { secretKeyRef: { name: secretName, key: 'value' }, defaultValue: 'the default' },
+          },
+        },
+      });
+    const echoStatus = async (name: string): Promise<{ conditions?: Condition[] } | undefined> =>
+      (
+        (await tester.get({
+          apiVersion: `${TYPED_GROUP}/v1`,
+          kind: 'Echo',
+          name,
+          namespace: ns,
+        })) as { status?: { conditions?: Condition[] } } | undefined
+      )?.status;
+    // Once the kind is served and its edit role exists.
+    await eventually(
+      async () => ordinary.apply(echo('typed-mine', 'granted')).then(() => true),
+      'ordinary creates an Echo',
+    );
+    const live = await tester.get({
+      apiVersion: `${TYPED_GROUP}/v1`,
+      kind: 'Echo',
+      name: 'typed-mine',
+      namespace: ns,
+    });
+    expect(JSON.parse(live?.metadata.annotations?.[ANNOTATION_REQUESTER] ?? '{}')).toMatchObject({
+      username: 'ordinary',
+    });
+    await eventually(
+      async () => conditionOf(await echoStatus('typed-mine'))?.reason === 'Reconciled',
+      'typed-mine Ready',
+    );
+    expect((await output('typed-mine'))?.data).toEqual({ v: GRANTED });
+    await ordinary.apply(echo('typed-theirs', 'withheld'));
+    await eventually(
+      async () => conditionOf(await echoStatus('typed-theirs'))?.reason === 'SourceNotAuthorized',
+      'typed-theirs refused',
+    );
+    expect(await output('typed-theirs')).toBeUndefined();
   });
 
   it('asks for list rights for a LIST read', async () => {
