@@ -14,7 +14,13 @@ import {
 } from '../../api/well-known.ts';
 import { coerceParameter } from '../parameters/parameter-types.ts';
 import { failure, success, type Outcome, type Problem } from '../shared/problem.ts';
-import { apiNames, celFieldName, publisherOf, type ApiNames } from './api-names.ts';
+import {
+  apiNames,
+  celFieldName,
+  publisherOf,
+  type ApiNames,
+  type PublishedObjectMeta,
+} from './api-names.ts';
 
 /** A JSON Schema of a CRD (structural, with the Kubernetes extensions). */
 export type SchemaObject = { [key: string]: JsonValue };
@@ -22,11 +28,7 @@ export type SchemaObject = { [key: string]: JsonValue };
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';
   kind: 'CustomResourceDefinition';
-  metadata: {
-    name: string;
-    labels: Record<string, string>;
-    annotations: Record<string, string>;
-  };
+  metadata: PublishedObjectMeta;
   spec: {
     group: string;
     names: {

@@ -34,6 +34,14 @@ export function apiNames(api: ApiSpec): ApiNames {
   };
 }
 
+/** The metadata of what Stencil keeps for a published kind (its CRD and ClusterRoles). */
+export interface PublishedObjectMeta {
+  name: string;
+  labels: Record<string, string>;
+  /** stencil.dev/template: the publishing Template. */
+  annotations: Record<string, string>;
+}
+
 /** `<namespace>/<name>` of a Template: how its CRD and roles name it. */
 export function publisherOf(template: Template): string {
   return `${template.metadata.namespace ?? ''}/${template.metadata.name ?? ''}`;

@@ -7,16 +7,12 @@ import {
   LABEL_MANAGED_BY,
   MANAGED_BY_STENCIL,
 } from '../../api/well-known.ts';
-import { apiNames, publisherOf } from './api-names.ts';
+import { apiNames, publisherOf, type PublishedObjectMeta } from './api-names.ts';
 
 export interface ClusterRole {
   apiVersion: 'rbac.authorization.k8s.io/v1';
   kind: 'ClusterRole';
-  metadata: {
-    name: string;
-    labels: Record<string, string>;
-    annotations: Record<string, string>;
-  };
+  metadata: PublishedObjectMeta;
   rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
 }
 
