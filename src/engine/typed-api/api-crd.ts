@@ -133,8 +133,25 @@ export function publishedCrd(template: Template): Outcome<CustomResourceDefiniti
     },
     ...(rules.length > 0 ? { 'x-kubernetes-validations': rules } : {}),
   };
-  return success(crdOf(template, api, names, spec));
+  const crd = crdOf(template, api, names, spec);
+  // etcd refuses a stored object over about 1.5 MiB: a CRD that large could never be applied, and
+  // its Template would retry forever. Said once, at validation, with what to change.
+  const size = JSON.stringify(crd).length;
+  if (size > MAX_CRD_BYTES)
+    return failure([
+      apiProblem(
+        'spec.parameters',
+        `the generated CustomResourceDefinition would be ${Math.ceil(size / 1024)} KiB, over ` +
+          `the ${MAX_CRD_BYTES / 1024} KiB Stencil publishes (the API server stores at most ` +
+          'about 1.5 MiB per object): publish fewer parameters (disableOverride keeps one out of ' +
+          'the API) or shorten their descriptions',
+      ),
+    ]);
+  return success(crd);
 }
+
+/** The largest CRD Stencil generates, as compact JSON. */
+export const MAX_CRD_BYTES = 1024 * 1024;
 
 function crdOf(
   template: Template,

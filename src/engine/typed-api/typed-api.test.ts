@@ -241,6 +241,28 @@ describe('the generated CRD', () => {
       });
   });
 
+  it('refuses a CRD the API server could not store, and takes the most a Template may declare', () => {
+    const described = (n: number): ParameterDeclaration[] =>
+      Array.from({ length: n }, (_, i) => ({
+        name: `p${i}`,
+        type: 'string',
+        value: 'x',
+        description: 'd'.repeat(4096),
+      }));
+    const huge = publishedCrd(template(described(256)));
+    expect(huge.ok).toBe(false);
+    if (!huge.ok)
+      expect(huge.problems[0]!.message).toMatch(
+        /^the generated CustomResourceDefinition would be \d+ KiB, over the 1024 KiB/,
+      );
+    // 256 parameters (the CRD's maxItems) without long descriptions fit.
+    const many = Array.from({ length: 256 }, (_, i) => ({
+      name: `p${i}`,
+      type: 'string' as const,
+    }));
+    expect(publishedCrd(template(many)).ok).toBe(true);
+  });
+
   it('lets a disableOverride parameter take a reserved name: it is not in the API', () => {
     expect(publishedCrd(template([{ name: 'ttl', disableOverride: true, value: '1h' }])).ok).toBe(
       true,
