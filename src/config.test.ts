@@ -20,6 +20,7 @@ describe('stencil run configuration', () => {
       webhookConfigurations: 'operator',
       webhookBreakGlassGroups: [],
       authorizeSources: 'operator',
+      apiGroups: new Map(),
       operatorNamespace: undefined,
       leaderElect: false,
       sharding: undefined,
@@ -29,6 +30,19 @@ describe('stencil run configuration', () => {
       metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081',
     });
+  });
+
+  it('reads --api-groups (STENCIL_API_GROUPS) as the allowance of typed APIs, and refuses a bad one', () => {
+    const config = loadConfig(['--api-groups', 'platform=apps.example.com,data.example.com'], {});
+    expect(config.apiGroups).toEqual(
+      new Map([['platform', new Set(['apps.example.com', 'data.example.com'])]]),
+    );
+    expect(loadConfig([], { STENCIL_API_GROUPS: '*=x.example.com' }).apiGroups).toEqual(
+      new Map([['*', new Set(['x.example.com'])]]),
+    );
+    expect(() => loadConfig(['--api-groups', 'platform=stencil.dev'], {})).toThrow(
+      /--api-groups: group "stencil.dev" cannot be allowed/,
+    );
   });
 
   it('reads --authorize-sources, and requester mode only with the webhook that records requesters', () => {

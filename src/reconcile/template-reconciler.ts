@@ -3,6 +3,7 @@
 import type { Condition } from '../api/condition.ts';
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
 import type { PreflightStatus, Template, TemplateStatus } from '../api/template.ts';
+import type { TemplateInstance } from '../api/template-instance.ts';
 import {
   ANNOTATION_ROLLOUT,
   API_VERSION,
@@ -235,7 +236,7 @@ export class TemplateReconciler implements Reconciler {
         TemplateConditionType.Deleting,
         false,
         TemplateReason.DeletionBlocked,
-        `referenced by ${users.length} instance(s)${this.publishedNow(template).length > 0 ? ` (TemplateInstances and ${template.spec.api?.kind ?? 'typed instances'})` : ''}`,
+        referencedBy(users),
       );
       const others = (template.status?.conditions ?? []).filter(
         (c: Condition) => c.type !== TemplateConditionType.Deleting,
@@ -261,6 +262,14 @@ export class TemplateReconciler implements Reconciler {
     await removeFinalizer(cluster, template, FINALIZER_TEMPLATE);
     return {};
   }
+}
+
+/** `referenced by 2 TemplateInstance(s)`, or `... 1 TemplateInstance(s) and 2 WebApp(s)`. */
+function referencedBy(users: TemplateInstance[]): string {
+  const counts = new Map<string, number>();
+  for (const user of users) counts.set(user.kind, (counts.get(user.kind) ?? 0) + 1);
+  const parts = [...counts].sort(([a], [b]) => a.localeCompare(b));
+  return `referenced by ${parts.map(([kind, n]) => `${n} ${kind}(s)`).join(' and ')}`;
 }
 
 /** What an invalid Template's kinds are: served as they were before the change. */

@@ -119,7 +119,7 @@ beforeAll(async () => {
   team = await freshNamespace(cluster, 'typed-team');
   elsewhere = await freshNamespace(cluster, 'typed-elsewhere');
   tester = (await userClient()).cluster;
-  const allowance = parseApiAllowance(`${platform}=${GROUP}`);
+  const allowance = parseApiAllowance(`${platform}=${GROUP},many-${GROUP}`);
   if (!allowance.ok) throw new Error('allowance');
   running = await startOperator([platform, team, elsewhere], inject('kubeconfig'), {
     apiGroups: allowance.value,
@@ -297,6 +297,43 @@ describe('a Template that publishes a kind', () => {
     );
   });
 
+  it('publishes a kind of 256 parameters, the most a Template declares', async () => {
+    const group = `many-${GROUP}`;
+    const many = Array.from({ length: 256 }, (_, i) => ({
+      name: `p${i}`,
+      type: i % 2 === 0 ? 'string' : 'number',
+      value: i % 2 === 0 ? 'x' : i,
+      description: `Setting ${i}.`,
+    }));
+    await tester.apply(
+      template(platform, 'many', {
+        api: { group, version: 'v1', kind: 'Many' },
+        parameters: many,
+        handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n',
+      }),
+    );
+    const published = await eventually(async () => {
+      const condition = conditionOf((await templateOf(platform, 'many'))?.status, 'APIPublished');
+      return condition?.status === 'True' && condition;
+    }, 'a kind of 256 fields published');
+    expect(published.reason).toBe('APIEstablished');
+    await tester.delete({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      namespace: platform,
+      name: 'many',
+    });
+    await eventually(
+      async () =>
+        !(await tester.get({
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'CustomResourceDefinition',
+          name: `manys.${group}`,
+        })),
+      'its CRD removed with it',
+    );
+  });
+
   it('publishes nothing for a namespace without an allowance for the group', async () => {
     const group = `other-${GROUP}`;
     await tester.apply(webAppTemplate(elsewhere, 'web-app', PARAMETERS, { ...API, group }));
@@ -369,7 +406,7 @@ describe('a Template that publishes a kind', () => {
       const deleting = conditionOf((await templateOf(platform, 'web-app'))?.status, 'Deleting');
       return deleting?.reason === 'DeletionBlocked' && deleting;
     }, 'deletion blocked');
-    expect(blocked.message).toMatch(/referenced by 3 instance/);
+    expect(blocked.message).toBe('referenced by 3 WebApp(s)');
     expect(await crd()).toBeDefined();
     for (const name of ['shop', 'vault', 'by-ordinary'])
       await tester.delete({ apiVersion: `${GROUP}/v1`, kind: 'WebApp', namespace: team, name });
