@@ -17,10 +17,19 @@ import { ensureKubectl } from '../../tools/control-plane/binaries.ts';
 import { instance, secret, template } from './support/builders.ts';
 import { asRejection, connect, freshNamespace, type TestCluster } from './support/cluster.ts';
 import { conditionOf } from './support/instances.ts';
-import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+import {
+  eventually,
+  loopbackWebhook,
+  rejectionOf,
+  removeWebhookConfiguration,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from './support/operator.ts';
 
 const GROUP = `apps-${Math.random().toString(16).slice(2, 8)}.example.com`;
 const CRD_NAME = `webapps.${GROUP}`;
+const STRICT_CONFIGURATION = `stencil-strict-typed-${process.pid}`;
 const API = { group: GROUP, version: 'v1', kind: 'WebApp', shortNames: ['wa'] };
 
 let platform: string;
@@ -119,14 +128,16 @@ beforeAll(async () => {
   team = await freshNamespace(cluster, 'typed-team');
   elsewhere = await freshNamespace(cluster, 'typed-elsewhere');
   tester = (await userClient()).cluster;
-  const allowance = parseApiAllowance(`${platform}=${GROUP},many-${GROUP}`);
+  const allowance = parseApiAllowance(`${platform}=${GROUP},many-${GROUP},strict-${GROUP}`);
   if (!allowance.ok) throw new Error('allowance');
   running = await startOperator([platform, team, elsewhere], inject('kubeconfig'), {
     apiGroups: allowance.value,
+    webhook: loopbackWebhook(platform, STRICT_CONFIGURATION),
   });
 }, 60_000);
 
 afterAll(async () => {
+  await removeWebhookConfiguration(tester, STRICT_CONFIGURATION);
   if (process.env.DEBUG_TYPED)
     console.log(
       running.logs
@@ -332,6 +343,60 @@ describe('a Template that publishes a kind', () => {
         })),
       'its CRD removed with it',
     );
+  });
+
+  it('keeps what a typed instance renders under strict mode, naming the WebApp', async () => {
+    const group = `strict-${GROUP}`;
+    await tester.apply(
+      template(platform, 'locked', {
+        api: { group, version: 'v1', kind: 'Locked' },
+        sync: { mode: 'strict' },
+        targetNamespaces: { explicit: { allow: { literal: [team] } } },
+        handlebars:
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}-locked\ndata:\n  a: b\n',
+      }),
+    );
+    await eventually(async () => {
+      await tester.apply({
+        apiVersion: `${group}/v1`,
+        kind: 'Locked',
+        metadata: { name: 'vault', namespace: team },
+        spec: {},
+      });
+      return true;
+    }, 'a Locked created');
+    await eventually(
+      async () => (await configMapData('vault-locked'))?.a === 'b',
+      'the strict ConfigMap',
+    );
+    const message = await rejectionOf(
+      tester.apply({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'vault-locked', namespace: team },
+        data: { a: 'changed' },
+      }),
+    );
+    expect(message).toContain(
+      `ConfigMap ${team}/vault-locked is managed by Locked ${team}/vault (sync mode strict)`,
+    );
+    expect((await configMapData('vault-locked'))?.a).toBe('b');
+    await tester.delete({
+      apiVersion: `${group}/v1`,
+      kind: 'Locked',
+      namespace: team,
+      name: 'vault',
+    });
+    await eventually(
+      async () => !(await configMapData('vault-locked')),
+      'cleaned up with its owner',
+    );
+    await tester.delete({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      namespace: platform,
+      name: 'locked',
+    });
   });
 
   it('publishes nothing for a namespace without an allowance for the group', async () => {
