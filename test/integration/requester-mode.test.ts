@@ -213,17 +213,16 @@ describe('requester mode (--authorize-sources=requester)', () => {
   });
 
   it('records the creator of a typed instance too, and reads what that user may read', async () => {
-    const echo = (name: string, secretName: string): KubeObject =>
-      ({
-        apiVersion: `${TYPED_GROUP}/v1`,
-        kind: 'Echo',
-        metadata: { name, namespace: ns },
-        spec: {
-          valueFrom: {
-            v: { secretKeyRef: { name: secretName, key: 'value' }, defaultValue: 'the default' },
-          },
+    const echo = (name: string, secretName: string): KubeObject => ({
+      apiVersion: `${TYPED_GROUP}/v1`,
+      kind: 'Echo',
+      metadata: { name, namespace: ns },
+      spec: {
+        valueFrom: {
+          v: { secretKeyRef: { name: secretName, key: 'value' }, defaultValue: 'the default' },
         },
-      });
+      },
+    });
     const echoStatus = async (name: string): Promise<{ conditions?: Condition[] } | undefined> =>
       (
         (await tester.get({
