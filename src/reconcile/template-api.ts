@@ -169,6 +169,24 @@ export async function unpublishApi(
   );
 }
 
+/**
+ * A deleted Template's kind, when the operator does not watch it (its CRD was applied but never
+ * became Established, or the operator restarted before it did): deleted if it is this Template's.
+ */
+export async function unpublishUnwatched(
+  cluster: Pick<ClusterPort, 'get' | 'delete'>,
+  template: Template,
+  publishedNow: readonly PublishedNow[],
+): Promise<void> {
+  if (!template.spec.api) return;
+  const { crdName } = apiNames(template.spec.api);
+  if (publishedNow.some((p) => p.crdName === crdName)) return;
+  const existing = await cluster.get({ ...CRD, name: crdName });
+  const owner = existing && publisherOfCrd(existing);
+  if (owner && `${owner.namespace}/${owner.name}` === publisherOf(template))
+    await unpublish(cluster, crdName);
+}
+
 async function unpublish(cluster: Pick<ClusterPort, 'delete'>, crdName: string): Promise<void> {
   for (const role of ['edit', 'view'] as const)
     await cluster.delete({ ...CLUSTER_ROLE, name: roleName(crdName, role) });

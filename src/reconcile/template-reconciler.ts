@@ -28,6 +28,7 @@ import {
   checkApiOnCluster,
   publishApi,
   unpublishApi,
+  unpublishUnwatched,
   type ApiCheck,
   type PublishedNow,
 } from './template-api.ts';
@@ -258,7 +259,9 @@ export class TemplateReconciler implements Reconciler {
       return {};
     }
     // Its kind goes with it: nothing is left that it would serve.
-    await unpublishApi(cluster, this.publishedNow(template));
+    const publishedNow = this.publishedNow(template);
+    await unpublishApi(cluster, publishedNow);
+    await unpublishUnwatched(cluster, template, publishedNow);
     await removeFinalizer(cluster, template, FINALIZER_TEMPLATE);
     return {};
   }

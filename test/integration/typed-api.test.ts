@@ -399,6 +399,63 @@ describe('a Template that publishes a kind', () => {
     });
   });
 
+  it("deletes a deleted Template's CRD even when the kind was never watched", async () => {
+    // A CRD this Template applied that never became watched (not Established before a restart,
+    // say): here, one without the label the operator watches by.
+    const group = `ghost-${GROUP}`;
+    await tester.apply({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: {
+        name: `ghosts.${group}`,
+        annotations: { 'stencil.dev/template': `${platform}/ghost` },
+      },
+      spec: {
+        group,
+        names: { kind: 'Ghost', plural: 'ghosts', singular: 'ghost', listKind: 'GhostList' },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
+          },
+        ],
+      },
+    });
+    await tester.apply(
+      template(platform, 'ghost', {
+        api: { group, version: 'v1', kind: 'Ghost' },
+        handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n',
+      }),
+    );
+    await eventually(
+      async () =>
+        (await templateOf(platform, 'ghost'))?.metadata.finalizers?.includes(
+          'stencil.dev/template',
+        ),
+      'the Template held by its finalizer',
+    );
+    await tester.delete({
+      apiVersion: API_VERSION,
+      kind: 'Template',
+      namespace: platform,
+      name: 'ghost',
+    });
+    await eventually(
+      async () =>
+        !(await tester.get({
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'CustomResourceDefinition',
+          name: `ghosts.${group}`,
+        })),
+      'its CRD deleted with it',
+    );
+  });
+
   it('publishes nothing for a namespace without an allowance for the group', async () => {
     const group = `other-${GROUP}`;
     await tester.apply(webAppTemplate(elsewhere, 'web-app', PARAMETERS, { ...API, group }));
