@@ -1,7 +1,7 @@
 // A Template's published kind (ADR 0032), the part that needs the cluster: the checks against the
 // CRDs that exist (a CRD of that name that is not this Template's, a change that would break the
 // kind's instances), then the CRD and its roles applied, or deleted once the Template no longer
-// publishes the kind and none of its instances is left.
+// publishes the kind and none of its instances is left. Each is written only when it changed.
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
@@ -11,7 +11,8 @@ import type { Problem } from '../engine/shared/problem.ts';
 import { apiChanges } from '../engine/typed-api/api-compatibility.ts';
 import { publishedCrd, type CustomResourceDefinition } from '../engine/typed-api/api-crd.ts';
 import { apiNames, publisherOf, publisherOfCrd } from '../engine/typed-api/api-names.ts';
-import { publishedRoles, roleName } from '../engine/typed-api/api-roles.ts';
+import { publishedRoles, roleName, type ClusterRole } from '../engine/typed-api/api-roles.ts';
+import { carriesAppliedHash, withAppliedHash } from './instance/applier.ts';
 import type { ClusterPort } from './cluster-port.ts';
 
 const CRD = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' } as const;
@@ -30,6 +31,8 @@ export interface ApiCheck {
   problems: Problem[];
   /** The CRD to apply when the Template is valid. */
   crd?: CustomResourceDefinition;
+  /** The CRD of that name as the cluster has it, if any. */
+  existing?: KubeObject;
   /** Published kinds to delete once the new one is applied (a kind renamed with no instance). */
   retired: string[];
 }
@@ -64,7 +67,7 @@ export async function checkApiOnCluster(
   ];
   if (existing && problems.length === 0)
     problems.push(...changeRefusals(template, existing, crd, instances));
-  return problems.length > 0 ? { problems, retired: [] } : { problems, crd, retired };
+  return problems.length > 0 ? { problems, retired: [] } : { problems, crd, existing, retired };
 }
 
 function refusal(reason: string, message: string): Problem {
@@ -122,13 +125,18 @@ function changeRefusals(
  * the CRD's own event brings the Template back once it is).
  */
 export async function publishApi(
-  cluster: Pick<ClusterPort, 'apply' | 'delete'>,
+  cluster: Pick<ClusterPort, 'get' | 'apply' | 'delete'>,
   template: Template,
   check: ApiCheck,
 ): Promise<ConditionDraft | undefined> {
   if (!check.crd) return undefined;
-  const applied = await cluster.apply(check.crd as unknown as KubeObject);
-  for (const role of publishedRoles(template)) await cluster.apply(role as unknown as KubeObject);
+  const applied = await applyUnlessSettled(cluster, check.crd, check.existing);
+  for (const role of publishedRoles(template))
+    await applyUnlessSettled(
+      cluster,
+      role,
+      await cluster.get({ ...CLUSTER_ROLE, name: role.metadata.name }),
+    );
   for (const name of check.retired) await unpublish(cluster, name);
   const names = apiNames(template.spec.api!);
   const established = (
@@ -147,6 +155,20 @@ export async function publishApi(
         TemplateReason.APIPending,
         `CustomResourceDefinition ${names.crdName} applied; waiting for the API server to serve it`,
       );
+}
+
+/**
+ * Applies what Stencil keeps for a kind unless the live object already carries the hash of it
+ * and holds all of it (ADR 0028): a Template pass that changes nothing writes nothing.
+ */
+async function applyUnlessSettled(
+  cluster: Pick<ClusterPort, 'apply'>,
+  object: CustomResourceDefinition | ClusterRole,
+  live: KubeObject | undefined,
+): Promise<KubeObject> {
+  const { desired, hash } = withAppliedHash(object as unknown as KubeObject);
+  if (live && carriesAppliedHash(desired, hash, live)) return live;
+  return cluster.apply(desired);
 }
 
 /**

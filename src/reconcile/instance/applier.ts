@@ -278,13 +278,22 @@ function desiredOf(
   ignoreFields: string[],
 ): { desired: KubeObject; hash: string } {
   // Ignored paths keep their live value in what is applied (SPEC §7).
-  const carried = carryIgnoredFields(rendered, live, ignoreFields);
-  const hash = AppliedMemo.hash(carried);
+  return withAppliedHash(carryIgnoredFields(rendered, live, ignoreFields));
+}
+
+/** `object` stamped with the hash of its content, and that hash (ADR 0028). */
+export function withAppliedHash(object: KubeObject): { desired: KubeObject; hash: string } {
+  const hash = AppliedMemo.hash(object);
   const metadata = {
-    ...carried.metadata,
-    annotations: { ...carried.metadata.annotations, [ANNOTATION_APPLIED_HASH]: hash },
+    ...object.metadata,
+    annotations: { ...object.metadata.annotations, [ANNOTATION_APPLIED_HASH]: hash },
   };
-  return { desired: { ...carried, metadata }, hash };
+  return { desired: { ...object, metadata }, hash };
+}
+
+/** The live object carries the hash of exactly this content and still holds all of it. */
+export function carriesAppliedHash(desired: KubeObject, hash: string, live: KubeObject): boolean {
+  return live.metadata.annotations?.[ANNOTATION_APPLIED_HASH] === hash && coveredBy(desired, live);
 }
 
 /**
@@ -300,7 +309,7 @@ function isSettled(
 ): boolean {
   if (!live) return false;
   if (memo?.settled(desired, hash, live)) return true;
-  return live.metadata.annotations?.[ANNOTATION_APPLIED_HASH] === hash && coveredBy(desired, live);
+  return carriesAppliedHash(desired, hash, live);
 }
 
 /** Everything planned from what is known of the live objects so far. */
