@@ -11,8 +11,7 @@ import {
   type CommandSpec,
 } from '../command-line.ts';
 import { formatProblem } from '../engine/shared/problem.ts';
-import { apiProblems } from '../engine/typed-api/api-checks.ts';
-import { publishedCrd } from '../engine/typed-api/api-crd.ts';
+import { checkApi } from '../engine/typed-api/api-checks.ts';
 import { parseApiAllowance, type ApiAllowance } from '../engine/typed-api/api-names.ts';
 import { publishedRoles } from '../engine/typed-api/api-roles.ts';
 import { loadTemplate, type CommandResult } from './render-command.ts';
@@ -65,13 +64,12 @@ function crdResult(argv: string[]): CommandResult {
       stdout: '',
       stderr: `${file}: the Template publishes no kind (no spec.api)\n`,
     };
-  const problems = apiProblems(template, allowance);
-  const crd = publishedCrd(template);
-  if (problems.length > 0 || !crd.ok) {
+  const { problems, crd } = checkApi(template, allowance);
+  if (!crd) {
     const lines = problems.map((p) => `${file}: ${p.reason}: ${formatProblem(p)}\n`);
     return { exitCode: 1, stdout: '', stderr: lines.join('') };
   }
-  const objects = [crd.value, ...(line.values.rbac === true ? publishedRoles(template) : [])];
+  const objects = [crd, ...(line.values.rbac === true ? publishedRoles(template) : [])];
   const stdout =
     output === 'json'
       ? `${JSON.stringify(objects.length === 1 ? objects[0] : { apiVersion: 'v1', kind: 'List', items: objects }, null, 2)}\n`

@@ -9,7 +9,7 @@ import { ANNOTATION_ALLOW_BREAKING_API_CHANGES } from '../api/well-known.ts';
 import { draft, type ConditionDraft } from '../engine/shared/conditions.ts';
 import type { Problem } from '../engine/shared/problem.ts';
 import { apiChanges } from '../engine/typed-api/api-compatibility.ts';
-import { publishedCrd, type CustomResourceDefinition } from '../engine/typed-api/api-crd.ts';
+import type { CustomResourceDefinition } from '../engine/typed-api/api-crd.ts';
 import { apiNames, publisherOf, publisherOfCrd } from '../engine/typed-api/api-names.ts';
 import { publishedRoles, roleName, type ClusterRole } from '../engine/typed-api/api-roles.ts';
 import { carriesAppliedHash, withAppliedHash } from './instance/applier.ts';
@@ -45,11 +45,9 @@ export interface ApiCheck {
 export async function checkApiOnCluster(
   cluster: Pick<ClusterPort, 'get'>,
   template: Template,
+  crd: CustomResourceDefinition,
   publishedNow: readonly PublishedNow[],
 ): Promise<ApiCheck> {
-  const generated = publishedCrd(template);
-  if (!template.spec.api || !generated.ok) return { problems: [], retired: [] };
-  const crd = generated.value;
   const existing = (await cluster.get({ ...CRD, name: crd.metadata.name })) as
     (KubeObject & CustomResourceDefinition) | undefined;
   const instances = publishedNow.reduce((n, p) => n + p.instances, 0);

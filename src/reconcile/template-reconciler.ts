@@ -22,7 +22,7 @@ import {
   type TemplateEvaluation,
 } from '../engine/evaluation/template-evaluation.ts';
 import { summarizeProblems, type Problem } from '../engine/shared/problem.ts';
-import { apiProblems } from '../engine/typed-api/api-checks.ts';
+import { checkApi } from '../engine/typed-api/api-checks.ts';
 import { NO_API_ALLOWANCE, type ApiAllowance } from '../engine/typed-api/api-names.ts';
 import {
   checkApiOnCluster,
@@ -171,10 +171,9 @@ export class TemplateReconciler implements Reconciler {
     evaluation: TemplateEvaluation,
     publishedNow: PublishedNow[],
   ): Promise<ApiCheck> {
-    if (!template.spec.api) return { problems: [], retired: [] };
-    const problems = apiProblems(template, this.deps.apiGroups ?? NO_API_ALLOWANCE);
-    if (problems.length > 0 || evaluation.phase !== 'Valid') return { problems, retired: [] };
-    return checkApiOnCluster(cluster, template, publishedNow);
+    const { problems, crd } = checkApi(template, this.deps.apiGroups ?? NO_API_ALLOWANCE);
+    if (!crd || evaluation.phase !== 'Valid') return { problems, retired: [] };
+    return checkApiOnCluster(cluster, template, crd, publishedNow);
   }
 
   /**

@@ -103,14 +103,18 @@ export function parseApiAllowance(text: string): Outcome<ApiAllowance> {
 const DNS_SUBDOMAIN =
   /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-/** Why a Template in `namespace` may not publish `group`, or undefined when it may. */
+/**
+ * Why a Template in `namespace` may not publish `group`, or undefined when it may. Without an
+ * allowance (offline, none given) only the reserved groups are refused.
+ */
 export function groupRefusal(
-  allowance: ApiAllowance,
+  allowance: ApiAllowance | undefined,
   namespace: string,
   group: string,
 ): string | undefined {
   const reserved = reservedGroup(group);
   if (reserved) return `the group ${group} cannot be published: ${reserved}`;
+  if (!allowance) return undefined;
   if (allowance.get(namespace)?.has(group) || allowance.get('*')?.has(group)) return undefined;
   return (
     `the group ${group} is not allowed for Templates in namespace ${namespace}: the operator's ` +
