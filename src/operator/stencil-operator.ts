@@ -46,6 +46,7 @@ import {
   templateWatches,
 } from './watches/event-routing.ts';
 import { setCache, setWatches } from './watches/instance-sets.ts';
+import { groupKindOf } from './watches/published-kinds.ts';
 import { refreshGauges } from './gauges.ts';
 import { campaign, type LeaderElectionOptions } from './coordination/leadership.ts';
 import { queueLogging } from './queue-logging.ts';
@@ -314,7 +315,7 @@ export class StencilOperator {
       const spec = type === 'DELETED' ? undefined : publishedCrdOf(object);
       const names =
         (object.spec as { group?: string; names?: { kind?: string } } | undefined) ?? {};
-      const groupKind = `${names.names?.kind ?? ''}.${names.group ?? ''}`;
+      const groupKind = groupKindOf({ kind: names.names?.kind ?? '', group: names.group ?? '' });
       if (!spec) {
         if (published.get(groupKind))
           this.options.log.info('stopped watching a published kind', { kind: groupKind });

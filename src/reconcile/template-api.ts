@@ -10,7 +10,7 @@ import { draft, type ConditionDraft } from '../engine/shared/conditions.ts';
 import type { Problem } from '../engine/shared/problem.ts';
 import { apiChanges } from '../engine/typed-api/api-compatibility.ts';
 import type { CustomResourceDefinition } from '../engine/typed-api/api-crd.ts';
-import { apiNames, publisherOf, publisherOfCrd } from '../engine/typed-api/api-names.ts';
+import { apiNames, isPublishedBy, publisherOfCrd } from '../engine/typed-api/api-names.ts';
 import { publishedRoles, roleName, type ClusterRole } from '../engine/typed-api/api-roles.ts';
 import { carriesAppliedHash, withAppliedHash } from './instance/applier.ts';
 import type { ClusterPort } from './cluster-port.ts';
@@ -78,9 +78,8 @@ function conflicts(
   crd: CustomResourceDefinition,
   existing: KubeObject | undefined,
 ): Problem[] {
-  if (!existing) return [];
+  if (!existing || isPublishedBy(existing, template)) return [];
   const owner = publisherOfCrd(existing);
-  if (owner && `${owner.namespace}/${owner.name}` === publisherOf(template)) return [];
   const whose = owner ? `published by Template ${owner.namespace}/${owner.name}` : "not Stencil's";
   return [
     refusal(
@@ -202,9 +201,7 @@ export async function unpublishUnwatched(
   const { crdName } = apiNames(template.spec.api);
   if (publishedNow.some((p) => p.crdName === crdName)) return;
   const existing = await cluster.get({ ...CRD, name: crdName });
-  const owner = existing && publisherOfCrd(existing);
-  if (owner && `${owner.namespace}/${owner.name}` === publisherOf(template))
-    await unpublish(cluster, crdName);
+  if (existing && isPublishedBy(existing, template)) await unpublish(cluster, crdName);
 }
 
 async function unpublish(cluster: Pick<ClusterPort, 'delete'>, crdName: string): Promise<void> {

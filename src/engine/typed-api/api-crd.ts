@@ -57,11 +57,6 @@ export const PIN_FIELD = 'templateRevision';
 export const TTL_FIELD = 'ttl';
 const FIXED_FIELDS = new Set([VALUE_FROM_FIELD, PIN_FIELD, TTL_FIELD]);
 
-/** A parameter an instance may set: every one but the `disableOverride` ones. */
-export function settableParameters(template: Template): ParameterDeclaration[] {
-  return (template.spec.parameters ?? []).filter((p) => !p.disableOverride);
-}
-
 /**
  * The CEL rule that requires a `required` parameter, literally or from a source. The
  * compatibility check finds the required fields of a published CRD by this exact text.

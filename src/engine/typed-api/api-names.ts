@@ -184,6 +184,14 @@ export function publisherOfCrd(crd: {
   return { namespace: publisher.slice(0, slash), name: publisher.slice(slash + 1) };
 }
 
+/** Whether `crd` is the one `template` publishes (by the annotation Stencil writes on it). */
+export function isPublishedBy(
+  crd: { metadata: { annotations?: Record<string, string> } },
+  template: Template,
+): boolean {
+  return crd.metadata.annotations?.[ANNOTATION_PUBLISHED_BY] === publisherOf(template);
+}
+
 /**
  * The published kind a CRD Stencil keeps stands for, once the API server serves it (Established);
  * undefined before, or for a CRD without its Template's annotation.

@@ -124,7 +124,7 @@ export class OperatorCaches implements CacheReader {
   /** The kinds a Template publishes, each with how many instances the cache holds. */
   publishedBy(namespace: string, name: string): { crdName: string; instances: number }[] {
     return this.published.of(namespace, name).map((kind) => ({
-      crdName: `${kind.spec.plural}.${kind.spec.group}`,
+      crdName: kind.crdName,
       instances: kind.cache.list().length,
     }));
   }

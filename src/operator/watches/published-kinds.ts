@@ -9,14 +9,17 @@ import type { PublishedCrd } from '../../engine/typed-api/api-names.ts';
 
 const BY_NAMESPACE = 'namespace';
 
-/** One published kind as its CRD names it. */
-export type PublishedKindSpec = PublishedCrd;
+/** `Kind.group` of a published kind, as instance keys name it. */
+export function groupKindOf(kind: { kind: string; group: string }): string {
+  return `${kind.kind}.${kind.group}`;
+}
 
 export class PublishedKind {
   readonly cache: KindCache<TypedInstance>;
   readonly apiVersion: string;
+  private readonly views = new WeakMap<TypedInstance, TemplateInstance>();
 
-  constructor(readonly spec: PublishedKindSpec) {
+  constructor(readonly spec: PublishedCrd) {
     this.apiVersion = `${spec.group}/${spec.version}`;
     this.cache = new KindCache<TypedInstance>({
       group: spec.group,
@@ -27,13 +30,23 @@ export class PublishedKind {
     });
   }
 
-  /** `Kind.group`: how instance keys name the kind. */
-  get groupKind(): string {
-    return `${this.spec.kind}.${this.spec.group}`;
+  /** `<plural>.<group>`: its CRD's name. */
+  get crdName(): string {
+    return `${this.spec.plural}.${this.spec.group}`;
   }
 
+  /**
+   * The TemplateInstance an object stands for, made once per version of the object (the informer
+   * replaces an object on every change): instancesOf and event routing read every instance of a
+   * Template at once, and a view is as shared as the cached object it was made from.
+   */
   view(object: TypedInstance): TemplateInstance {
-    return instanceView(object, this.spec.publisher);
+    let view = this.views.get(object);
+    if (!view) {
+      view = instanceView(object, this.spec.publisher);
+      this.views.set(object, view);
+    }
+    return view;
   }
 
   get(namespace: string, name: string): TemplateInstance | undefined {
@@ -74,8 +87,8 @@ export class PublishedKinds {
    * first, so its first list is routed too), and returns what stops them. A kind already watched
    * with the same spec is left as it is; with another spec (a new version), it is watched anew.
    */
-  add(spec: PublishedKindSpec, start: (kind: PublishedKind) => () => void): PublishedKind {
-    const key = `${spec.kind}.${spec.group}`;
+  add(spec: PublishedCrd, start: (kind: PublishedKind) => () => void): PublishedKind {
+    const key = groupKindOf(spec);
     const existing = this.kinds.get(key);
     if (existing && JSON.stringify(existing.kind.spec) === JSON.stringify(spec))
       return existing.kind;
