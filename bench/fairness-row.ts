@@ -110,7 +110,7 @@ export function commitOf(): string {
 }
 
 /** The quiet tenant: instance k lives in quiet-(k mod 5), reads Secret db-k there. */
-function quietWorkload(size: number): Workload {
+export function quietWorkload(size: number): Workload {
   const namespaces = Array.from({ length: QUIET_NAMESPACES }, (_, n) => `quiet-${n}`);
   return {
     size,

@@ -14,7 +14,7 @@
 // Between A and B the quiet tenant makes 20 creations at the same pace with nothing else going
 // on: the baseline. Prints the figures and keeps them in bench/results/preflight-<time>.json
 // (--json PATH elsewhere). Nothing here asserts a duration.
-import { commitOf } from './fairness-row.ts';
+import { commitOf, quietWorkload } from './fairness-row.ts';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -62,7 +62,6 @@ if (!Number.isInteger(SIZE) || SIZE < 1 || !(QUIET_EVERY_MS > 0)) {
   console.error(`--size must be a positive integer and --quiet-every a positive number`);
   process.exit(2);
 }
-const QUIET_NAMESPACES = 5;
 /** Quiet creations at least, in the baseline and beside the preflight. */
 const QUIET_MIN = 20;
 /** Quiet instances (and their Secrets) prepared; creations stop when they run out. */
@@ -255,16 +254,6 @@ interface QuietSample {
    * while the instance passes the edit itself causes were running (always false in the baseline).
    */
   duringPasses: boolean;
-}
-
-/** Instance k of the quiet tenant: quiet-(k mod 5)/app-k, reading Secret db-k there. */
-function quietWorkload(size: number): Workload {
-  const namespaces = Array.from({ length: QUIET_NAMESPACES }, (_, n) => `quiet-${n}`);
-  return {
-    size,
-    namespaces,
-    instance: (k) => ({ namespace: namespaces[k % namespaces.length]!, name: `app-${k}` }),
-  };
 }
 
 /** A quiet instance renders the quiet tenant's own Template, which no edit here touches. */
