@@ -1,6 +1,10 @@
 // What reconcilers read from the operator's caches (informers): cheap, eventually consistent
-// lookups used to fan out and to evaluate namespace selectors.
+// lookups used to fan out and to evaluate namespace selectors; and an instance read from the API
+// server when the cache cannot answer.
 import type { KubeObject } from '../api/object-meta.ts';
+import { API_VERSION, TEMPLATE_INSTANCE_KIND } from '../api/well-known.ts';
+import { parseInstanceKeyName } from '../engine/shared/instance-key.ts';
+import type { ClusterPort } from './cluster-port.ts';
 import type { Template, TemplateRevision } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 
@@ -89,3 +93,25 @@ export type ReconcileLog = (
   message: string,
   fields: Record<string, unknown>,
 ) => void;
+
+/**
+ * The instance a key names (`name` is the key's name part: a typed instance's names its kind,
+ * ADR 0032), read from the API server and read as the engine reads instances; undefined when it
+ * does not exist, or its kind is no longer published (it went with its CRD).
+ */
+export async function getInstance(
+  cluster: Pick<ClusterPort, 'get'>,
+  cache: Pick<CacheReader, 'instanceKind' | 'readInstance'> | undefined,
+  namespace: string,
+  keyName: string,
+): Promise<TemplateInstance | undefined> {
+  const { name, kind } = parseInstanceKeyName(keyName);
+  const id =
+    kind === undefined
+      ? { apiVersion: API_VERSION, kind: TEMPLATE_INSTANCE_KIND }
+      : cache?.instanceKind?.(keyName);
+  if (!id) return undefined;
+  const object = await cluster.get({ ...id, namespace, name });
+  if (!object) return undefined;
+  return cache?.readInstance ? cache.readInstance(object) : (object as unknown as TemplateInstance);
+}

@@ -2,15 +2,12 @@
 // by every replica, renewed before expiry), keeps the webhook configurations (or, when the install
 // owns them, only their caBundle) current, and answers strict mode's requests (by looking up the owning instance through the
 // cluster) and, under --authorize-sources=requester, records who creates instances (ADR 0020).
-import { parseInstanceKeyName } from '../engine/shared/instance-key.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeObject } from '../api/object-meta.ts';
-import type { TemplateInstance } from '../api/template-instance.ts';
-import { API_VERSION, TEMPLATE_INSTANCE_KIND } from '../api/well-known.ts';
 import { templateRefOf } from '../engine/shared/template-ref.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
-import type { CacheReader } from '../reconcile/reader.ts';
+import { getInstance, type CacheReader } from '../reconcile/reader.ts';
 import { templateFor } from '../reconcile/template-content.ts';
 import {
   decide,
@@ -340,14 +337,7 @@ export class StrictWebhook {
 
   private async owner(ref: { namespace: string; name: string }): Promise<Owner> {
     const { cluster, cache } = this.options;
-    const { name, kind } = parseInstanceKeyName(ref.name);
-    const id =
-      kind === undefined
-        ? { apiVersion: API_VERSION, kind: TEMPLATE_INSTANCE_KIND }
-        : cache?.instanceKind?.(ref.name);
-    const object = id && (await cluster.get({ ...id, namespace: ref.namespace, name }));
-    const instance =
-      object && (cache?.readInstance?.(object) ?? (object as unknown as TemplateInstance));
+    const instance = await getInstance(cluster, cache, ref.namespace, ref.name);
     if (!instance) return { ...ref, state: undefined };
     // The same Template content the reconciler renders from, so both ignore the same fields.
     const { template } = await templateFor(cluster, instance, this.options.cache);

@@ -7,10 +7,9 @@
 // stops writing at once.
 import type { KubeObject } from '../../api/object-meta.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
-import { API_VERSION, FINALIZER_INSTANCE, TEMPLATE_INSTANCE_KIND } from '../../api/well-known.ts';
+import { FINALIZER_INSTANCE } from '../../api/well-known.ts';
 import type { InstanceEvaluation } from '../../engine/evaluation/instance-evaluation.ts';
 import { gvkKey, instanceOwner, resourceKey } from '../../engine/objects/inventory.ts';
-import { parseInstanceKeyName } from '../../engine/shared/instance-key.ts';
 import { Redactor } from '../../engine/redaction/redaction.ts';
 import { decide, type Conclusion, type Step } from '../../engine/pass/decision.ts';
 import type { ParentRecord } from '../../engine/objects/applyset.ts';
@@ -26,12 +25,13 @@ import { applyResources } from './applier.ts';
 import { isNamespaceTerminating, type ClusterPort, type ObjectId } from '../cluster-port.ts';
 import { evaluateOnCluster, type EvaluationDeps } from './evaluate-on-cluster.ts';
 import { EventSender } from './event-sender.ts';
-import type {
-  CacheReader,
-  DependencyTracker,
-  ReconcileLog,
-  ReconcileMetrics,
-  Trigger,
+import {
+  getInstance,
+  type CacheReader,
+  type DependencyTracker,
+  type ReconcileLog,
+  type ReconcileMetrics,
+  type Trigger,
 } from '../reader.ts';
 import { deleteInReverseOrder, findOwned } from './resource-sync.ts';
 import { removeFinalizer, writeStatusIfChanged } from '../status-writes.ts';
@@ -124,15 +124,7 @@ export class InstanceReconciler implements Reconciler {
     this.written.delete(key);
     if (cached && (ours === undefined || cached.metadata.resourceVersion === ours))
       return structuredClone(cached);
-    const { name, kind } = parseInstanceKeyName(request.name);
-    // A typed instance whose kind is no longer published is gone with its CRD.
-    const id =
-      kind === undefined
-        ? { apiVersion: API_VERSION, kind: TEMPLATE_INSTANCE_KIND }
-        : cache.instanceKind?.(request.name);
-    if (!id) return undefined;
-    const object = await cluster.get({ ...id, namespace: request.namespace, name });
-    return object && this.read(object);
+    return getInstance(cluster, cache, request.namespace, request.name);
   }
 
   /** An instance as the API server returned it, read as the engine reads instances. */
