@@ -85,7 +85,42 @@ export interface FairnessResult {
    * whose watches time the samples. Absent in results kept from before it was measured.
    */
   eventLoopMax?: { operator: number; bench: number };
+  /**
+   * What happened second by second of the wave (index 0: its first second), to tell a stall of
+   * the whole system (nothing completes) from the queue's order (the wave goes on, the quiet
+   * tenant waits): noisy instances first seen Ready, events on the benchmark's wave watch, and
+   * from the operator's /metrics (scraped every TRACE_EVERY_MS) successful reconciles, the
+   * largest work-queue depth and the longest event-loop delay in ms. Absent in older results.
+   */
+  trace?: {
+    noisyReady: number[];
+    waveEvents: number[];
+    reconciles: number[];
+    queueDepth: number[];
+    operatorLoopMaxMs: number[];
+  };
 }
+
+/** How often the operator is scraped during the wave for the trace. */
+const TRACE_EVERY_MS = 250;
+
+/** Per second from `start`, over `seconds` seconds: the points of each second, combined. */
+function perSecond(
+  points: { at: number; value: number }[],
+  start: number,
+  seconds: number,
+  combine: (a: number, b: number) => number,
+): number[] {
+  const out = new Array<number>(seconds).fill(0);
+  for (const { at, value } of points) {
+    const i = Math.floor((at - start) / 1000);
+    if (i >= 0 && i < seconds) out[i] = combine(out[i]!, value);
+  }
+  return out;
+}
+const sum = (a: number, b: number): number => a + b;
+const count = (times: number[]): { at: number; value: number }[] =>
+  times.map((at) => ({ at, value: 1 }));
 
 export interface FairnessOptions {
   /** The table's column for this run; default the commit. */
@@ -285,6 +320,21 @@ export async function runFairness(size: number, options: FairnessOptions): Promi
     benchLoop.enable();
     const waveStart = performance.now();
     tenant.waveStart = waveStart;
+    const scrapes: { at: number; reconciles: number; depth: number; loopMs: number }[] = [];
+    let tracing = true;
+    const tracer = (async () => {
+      while (tracing) {
+        const text = await operator.scrape().catch(() => '');
+        if (text)
+          scrapes.push({
+            at: performance.now(),
+            reconciles: total(text, 'stencil_reconcile_total', { result: 'success' }),
+            depth: total(text, 'stencil_workqueue_depth'),
+            loopMs: total(text, 'stencil_nodejs_eventloop_lag_max_seconds') * 1000,
+          });
+        await sleep(TRACE_EVERY_MS);
+      }
+    })();
     let waveEnd: number | undefined;
     let createdAt = 0;
     const creating = inParallel(size, CLIENT_CONCURRENCY, async (k) => {
@@ -304,11 +354,40 @@ export async function runFairness(size: number, options: FairnessOptions): Promi
     await creating;
     await waveReady;
     benchLoop.disable();
+    tracing = false;
+    await tracer;
+    const end = waveEnd!;
+    const seconds = Math.ceil((end - waveStart) / 1000) + 1;
+    type Point = { at: number; value: number };
+    const at = (value: (p: (typeof scrapes)[number], i: number) => number): Point[] =>
+      scrapes.map((p, i) => ({ at: p.at, value: value(p, i) }));
+    const trace = {
+      noisyReady: perSecond(count([...wave.firstReady.values()]), waveStart, seconds, sum),
+      waveEvents: perSecond(count(wave.eventTimes), waveStart, seconds, sum),
+      reconciles: perSecond(
+        at((p, i) => (i === 0 ? 0 : p.reconciles - scrapes[i - 1]!.reconciles)),
+        waveStart,
+        seconds,
+        sum,
+      ),
+      queueDepth: perSecond(
+        at((p) => p.depth),
+        waveStart,
+        seconds,
+        Math.max,
+      ),
+      operatorLoopMaxMs: perSecond(
+        at((p) => Math.round(p.loopMs)),
+        waveStart,
+        seconds,
+        Math.max,
+      ),
+    };
+    // Each scrape reset the operator's maximum: the wave's is the largest of them.
     const eventLoopMax = {
-      operator: total(await operator.scrape(), 'stencil_nodejs_eventloop_lag_max_seconds'),
+      operator: Math.max(0, ...scrapes.map((p) => p.loopMs)) / 1000,
       bench: benchLoop.max / 1e9,
     };
-    const end = waveEnd!;
     const during = (s: QuietSample): QuietSample => ({ ...s, duringWave: waveStart + s.at < end });
     const commit = commitOf();
     const result: FairnessResult = {
@@ -332,6 +411,7 @@ export async function runFairness(size: number, options: FairnessOptions): Promi
       },
       load: [load0, loadavg()[0] ?? 0],
       eventLoopMax,
+      trace,
     };
     options.log(
       `fairness: wave Ready after ${result.convergeSeconds.toFixed(1)} s; quiet creations ` +

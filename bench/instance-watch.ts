@@ -29,6 +29,10 @@ export class InstanceWatch {
   private readonly phases = new Map<string, string | undefined>();
   /** Instances seen Ready at least once (a later phase does not take them out). */
   private readonly everReady = new Set<string>();
+  /** When each instance was first seen Ready (performance.now()): the wave's timeline. */
+  readonly firstReady = new Map<string, number>();
+  /** When each event came (performance.now()): tells a silent stream from a stalled operator. */
+  readonly eventTimes: number[] = [];
   private waits: Wait[] = [];
   private stream: { abort(): void } | undefined;
   private closed = false;
@@ -86,6 +90,7 @@ export class InstanceWatch {
     this.failedInARow = 0;
     const rv = event.object?.metadata?.resourceVersion;
     if (rv) this.resourceVersion = rv;
+    this.eventTimes.push(performance.now());
     this.record(event.object ?? {}, performance.now());
   }
 
@@ -123,6 +128,7 @@ export class InstanceWatch {
     const phase = item.status?.phase;
     this.phases.set(key, phase);
     if (phase === 'Ready') this.everReady.add(key);
+    if (phase === 'Ready' && !this.firstReady.has(key)) this.firstReady.set(key, at);
     this.waits = this.waits.filter((w) => {
       if ((w.key !== undefined && w.key !== key) || !w.accept(key, phase)) return true;
       w.resolve(at);

@@ -28,6 +28,7 @@ import type { Logger } from '../log.ts';
 import type { StencilMetrics } from '../metrics.ts';
 import { AppliedMemo } from '../reconcile/instance/applied-memo.ts';
 import { SourceValues } from '../reconcile/instance/source-values.ts';
+import type { SourceCache } from '../reconcile/instance/cluster-source.ts';
 import { InstanceReconciler } from '../reconcile/instance/instance-reconciler.ts';
 import { InstanceSetReconciler } from '../reconcile/instance-set-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
@@ -35,7 +36,6 @@ import { EventSender } from '../reconcile/instance/event-sender.ts';
 import type { AuthorizeSources } from '../reconcile/instance/requester-authorization.ts';
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import { PreflightRunner } from '../reconcile/preflight.ts';
-import type { ObjectRef } from '../engine/sources/source-port.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
 import { OperatorCaches } from './watches/caches.ts';
 import { DependencyWatches } from './watches/dependency-watches.ts';
@@ -109,6 +109,13 @@ function reconcileMetrics(metrics: StencilMetrics | undefined): ReconcileMetrics
 /** The render deadline unless configured (--render-timeout). */
 const DEFAULT_RENDER_TIMEOUT_MS = 5_000;
 
+/**
+ * How long a pass's first read of a kept source kind (a ConfigMap) waits for the source watch of
+ * its namespace to list, which brings the object, before reading it itself (ADR 0027): well over
+ * a list on a busy API server, and paid once per watch that never lists (see SourceRegistry.hold).
+ */
+const SOURCE_WATCH_WAIT_MS = 2_000;
+
 /** How long a stop waits for the Events still queued (within the shutdown's own bound). */
 const EVENT_DRAIN_MS = 2_000;
 
@@ -142,6 +149,7 @@ export class StencilOperator {
     const applied = new AppliedMemo();
     this.dependencies = new DependencyWatches({
       applied,
+      values: this.sourceValues,
       shell: () => this.shell,
       discovery: options.connection.cluster.discovery,
       enqueue: (key) => this.instances.enqueue(parseRequestKey(key)),
@@ -168,9 +176,10 @@ export class StencilOperator {
           error: error instanceof Error ? error.name : 'unknown',
         }),
     });
-    const sourceCache = {
+    const sourceCache: SourceCache = {
       values: this.sourceValues,
-      watched: (ref: ObjectRef) => this.dependencies.registry.watchedSource(ref),
+      watched: (ref) => this.dependencies.registry.watchedSource(ref),
+      hold: (ref) => this.dependencies.registry.hold(ref, SOURCE_WATCH_WAIT_MS),
     };
     this.instances = this.controller({
       name: 'templateinstance',

@@ -134,6 +134,10 @@ describe('ApplySet (KEP-3659)', () => {
       name: 'templateinstances.stencil.dev',
     });
     expect(crd?.metadata.labels?.[LABEL_APPLYSET_PARENT_TYPE]).toBe('true');
+    // The namespace's first reader of the shared ConfigMap waited for the source watch's list,
+    // which brought the value: no GET of it (ADR 0027). The Secret is read: it is never kept.
+    expect(sent.filter((r) => /^GET .*\/configmaps\/shared$/.test(r))).toEqual([]);
+    expect(sent.filter((r) => /^GET .*\/secrets\/db-a$/.test(r)).length).toBeGreaterThan(0);
   });
 
   it('one metadata write before applying, none to the status until the pass ends', async () => {
@@ -188,10 +192,8 @@ describe('source values kept by (uid, resourceVersion)', () => {
       'b follows',
     );
     await running!.operator.idle();
-    // Both re-rendered with the new value, from one GET of the new version at most.
-    expect(sent.filter((r) => /^GET .*\/configmaps\/shared$/.test(r)).length).toBeLessThanOrEqual(
-      1,
-    );
+    // Both re-rendered with the new value, which the watch's event brought: no GET of it.
+    expect(sent.filter((r) => /^GET .*\/configmaps\/shared$/.test(r))).toEqual([]);
   });
 
   it('keeps no Secret after a pass: only the ConfigMap is in the cache', async () => {

@@ -16,6 +16,7 @@ const cm = (name: string, resourceVersion: string): KubeObject => ({
 interface Watch {
   resourceVersion: string;
   sendInitialEvents?: boolean;
+  metadataOnly?: boolean;
   emit: (type: WatchEventType, object: unknown) => void;
   done: (error: unknown) => void;
 }
@@ -28,9 +29,12 @@ class FakeSource implements ListWatchSource {
   listing: ListResult = { items: [], resourceVersion: '1' };
   failLists = 0;
   readonly watches: Watch[] = [];
+  /** What each list asked for: metadata only or whole objects. */
+  readonly listedMetadataOnly: (boolean | undefined)[] = [];
 
-  list(): Promise<ListResult> {
+  list(_path: string, _labelSelector?: string, metadataOnly?: boolean): Promise<ListResult> {
     this.lists++;
+    this.listedMetadataOnly.push(metadataOnly);
     this.listedAt.push(Date.now());
     if (this.failLists > 0) {
       this.failLists--;
@@ -41,13 +45,14 @@ class FakeSource implements ListWatchSource {
 
   watch(
     _path: string,
-    query: { resourceVersion: string; sendInitialEvents?: boolean },
+    query: { resourceVersion: string; sendInitialEvents?: boolean; metadataOnly?: boolean },
     onEvent: Watch['emit'],
     onDone: Watch['done'],
   ): Promise<{ abort(): void }> {
     this.watches.push({
       resourceVersion: query.resourceVersion,
       sendInitialEvents: query.sendInitialEvents,
+      metadataOnly: query.metadataOnly,
       emit: onEvent,
       done: onDone,
     });
@@ -149,6 +154,8 @@ describe('the informer', () => {
     await informer.start();
     await flush();
     expect(source.watches).toHaveLength(1);
+    expect(source.listedMetadataOnly).toEqual([true]);
+    expect(source.watches[0]!.metadataOnly).toBe(true);
     source.watches[0]!.emit('ADDED', secretMeta('b', '8'));
     source.watches[0]!.emit('MODIFIED', secretMeta('a', '9'));
     expect(handed).toHaveLength(3);
@@ -162,6 +169,36 @@ describe('the informer', () => {
         labels: { app: name },
       });
     }
+    informer.stop();
+  });
+
+  it('with `received`, asks for whole objects and shows each to it, yet caches metadata only', async () => {
+    const withData = (name: string, resourceVersion: string): KubeObject => ({
+      ...cm(name, resourceVersion),
+      data: { setting: `${name}@${resourceVersion}` },
+    });
+    const source = new FakeSource();
+    source.listing = { items: [withData('a', '5')], resourceVersion: '7' };
+    const seen: unknown[] = [];
+    const informer = new Informer(source, {
+      path: '/api/v1/namespaces/ns/configmaps',
+      metadataOnly: true,
+      received: (o) => seen.push(o),
+    });
+    await informer.start();
+    await flush();
+    source.watches[0]!.emit('MODIFIED', withData('a', '8'));
+    expect(source.listedMetadataOnly).toEqual([false]);
+    expect(source.watches.map((w) => w.metadataOnly)).toEqual([false]);
+    expect(seen.map((o) => (o as { data: unknown }).data)).toEqual([
+      { setting: 'a@5' },
+      { setting: 'a@8' },
+    ]);
+    expect(informer.get('ns', 'a')).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a', namespace: 'ns', resourceVersion: '8' },
+    });
     informer.stop();
   });
 

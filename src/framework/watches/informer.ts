@@ -62,12 +62,18 @@ interface Index<T> {
   buckets: Map<string, Map<string, T>>;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T extends ObjectHead = KubeObject> {
   /** Collection path, e.g. `/apis/apps/v1/namespaces/default/deployments`. */
   path: string;
   labelSelector?: string;
   /** Cache PartialObjectMetadata only (enough to notice changes; never holds Secret data). */
   metadataOnly?: boolean;
+  /**
+   * Shown each object as the API server sent it, before the cache keeps its part. With
+   * `metadataOnly`, the watch then asks for whole objects (so this sees them) and only the cache
+   * keeps metadata: how the source watches of kept kinds bring values (ADR 0027).
+   */
+  received?: (object: T) => void;
   /** Server-side watch timeout; a watch silent for longer than this plus slack is restarted. */
   watchTimeoutSeconds?: number;
   log?: (
@@ -138,8 +144,13 @@ export class Informer<T extends ObjectHead = KubeObject> {
 
   constructor(
     private readonly source: ListWatchSource,
-    private readonly options: InformerOptions,
+    private readonly options: InformerOptions<T>,
   ) {}
+
+  /** What the API server is asked for: metadata only unless `received` wants whole objects. */
+  private get wireMetadataOnly(): boolean {
+    return !!this.options.metadataOnly && !this.options.received;
+  }
 
   get path(): string {
     return this.options.path;
@@ -197,6 +208,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
 
   /** Files the object (what the cache keeps of it) and returns what was kept. */
   private store(key: string, received: T): T {
+    this.options.received?.(received);
     const object = this.options.metadataOnly ? identityOf(received) : received;
     // managedFields is a tree of every field each manager owns (52 of 170 MiB of live heap at 5,000
     // instances) and nothing reads it from a cache: passes compare with live reads.
@@ -261,7 +273,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
       result = await this.source.list(
         this.options.path,
         this.options.labelSelector,
-        this.options.metadataOnly,
+        this.wireMetadataOnly,
       );
     } catch (error) {
       this.retry(() => this.relist(), error);
@@ -370,7 +382,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
         {
           resourceVersion: initial ? '' : this.resourceVersion,
           labelSelector: this.options.labelSelector,
-          metadataOnly: this.options.metadataOnly,
+          metadataOnly: this.wireMetadataOnly,
           timeoutSeconds: this.options.watchTimeoutSeconds ?? 300,
           ...(initial ? { sendInitialEvents: true } : {}),
         },

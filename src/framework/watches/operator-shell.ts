@@ -27,7 +27,7 @@ export type EventHandler<T extends ObjectHead = KubeObject> = (
 /** What the shell needs of its informers, whatever kind they hold. */
 type RunningInformer = Pick<Informer, 'waitForSync' | 'hasSynced' | 'stop'>;
 
-export interface WatchTarget {
+export interface WatchTarget<T extends ObjectHead = KubeObject> {
   group: string;
   version: string;
   plural: string;
@@ -35,6 +35,8 @@ export interface WatchTarget {
   labelSelector?: string;
   /** Cache metadata only (PartialObjectMetadata). */
   metadataOnly?: boolean;
+  /** Shown each object as received, before the cache keeps its part (see InformerOptions). */
+  received?: (object: T) => void;
 }
 
 export type ShellLog = (
@@ -43,7 +45,7 @@ export type ShellLog = (
   fields?: Record<string, unknown>,
 ) => void;
 
-function collectionPath(target: WatchTarget): string {
+function collectionPath(target: Omit<WatchTarget, 'received'>): string {
   const base = target.group ? `/apis/${target.group}/${target.version}` : `/api/${target.version}`;
   return `${base}${target.namespace ? `/namespaces/${encodeURIComponent(target.namespace)}` : ''}/${target.plural}`;
 }
@@ -91,7 +93,7 @@ export class OperatorShell extends Operator {
    * dot-i ResourceEvents. Part of cache readiness.
    */
   watch<T extends ObjectHead = KubeObject>(
-    target: WatchTarget,
+    target: WatchTarget<T>,
     handler: EventHandler<T>,
   ): Informer<T> {
     const informer = this.createInformer(target, handler);
@@ -105,7 +107,7 @@ export class OperatorShell extends Operator {
    * part of cache readiness; stopped by its owner, or at shutdown.
    */
   watchDynamic<T extends ObjectHead = KubeObject>(
-    target: WatchTarget,
+    target: WatchTarget<T>,
     handler: EventHandler<T>,
   ): Informer<T> {
     const informer = this.createInformer(target, handler);
@@ -120,13 +122,14 @@ export class OperatorShell extends Operator {
   }
 
   private createInformer<T extends ObjectHead>(
-    target: WatchTarget,
+    target: WatchTarget<T>,
     handler: EventHandler<T>,
   ): Informer<T> {
     const informer = new Informer<T>(this.source, {
       path: collectionPath(target),
       labelSelector: target.labelSelector,
       metadataOnly: target.metadataOnly,
+      received: target.received,
       log: this.logFn,
     });
     const emit = (type: ResourceEventType, origin: EventOrigin, object: T, old?: T): void => {

@@ -26,10 +26,12 @@ const secret = (name: string, resourceVersion: string, uid?: string): KubeObject
 /** A scripted API server per watch: lists return `listing`; watch streams are kept for the test. */
 class FakeSource implements ListWatchSource {
   listing: ListResult = { items: [], resourceVersion: '1' };
+  /** Lists never answer (a kind the operator may not list, a stalled API server). */
+  hanging = false;
   readonly streams: ((type: WatchEventType, object: unknown) => void)[] = [];
 
   list(): Promise<ListResult> {
-    return Promise.resolve(this.listing);
+    return this.hanging ? new Promise(() => undefined) : Promise.resolve(this.listing);
   }
 
   watch(
@@ -180,6 +182,55 @@ describe('the source registry', () => {
     expect(registry.dependenciesOf('ns/a')).toEqual([]);
     expect(registry.dependenciesOf('ns/b')).toEqual([get('db')]);
     await registry.set('ns/b', []);
+    expect(registry.activeWatches).toBe(0);
+  });
+
+  it('a hold starts the watch, wants the object it names, and keeps the watch until released', async () => {
+    const source = new FakeSource();
+    source.listing = { items: [secret('db', '5')], resourceVersion: '5' };
+    const { registry, started } = registryOver(source);
+    const ref = { apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'db' };
+    const hold = registry.hold(ref, 1_000);
+    expect(registry.wants(ref)).toBe(true);
+    expect(registry.wants({ ...ref, name: 'other' })).toBe(false);
+    await settle();
+    await expect(hold.listed).resolves.toBe(true);
+    expect(started).toHaveLength(1);
+    expect(registry.watchedSource(ref)?.metadata.resourceVersion).toBe('5');
+    // The pass registers what it read before it lets go: the same watch runs on.
+    await registry.set('ns/a', [{ key: get('db'), observed: { 'ns/db': '5' } }]);
+    hold.release();
+    hold.release();
+    expect(registry.activeWatches).toBe(1);
+    expect(registry.wants(ref)).toBe(true);
+    registry.release('ns/a');
+    expect(registry.activeWatches).toBe(0);
+    expect(registry.wants(ref)).toBe(false);
+    // A hold alone: released, the watch stops.
+    const alone = registry.hold(ref, 1_000);
+    await settle();
+    expect(registry.activeWatches).toBe(1);
+    alone.release();
+    expect(registry.activeWatches).toBe(0);
+    expect(started).toHaveLength(2);
+  });
+
+  it('a watch that did not list in time kept one hold waiting, and keeps no other waiting', async () => {
+    const source = new FakeSource();
+    source.hanging = true;
+    const { registry } = registryOver(source);
+    const ref = { apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'db' };
+    const first = registry.hold(ref, 2_000);
+    let answer: boolean | undefined;
+    void first.listed.then((listed) => (answer = listed));
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(answer).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answer).toBe(false);
+    const second = registry.hold(ref, 2_000);
+    await expect(second.listed).resolves.toBe(false);
+    first.release();
+    second.release();
     expect(registry.activeWatches).toBe(0);
   });
 });

@@ -46,6 +46,24 @@ interface Entry {
   dependents: Map<string, Dependency[]>;
   /** Dependents by routing value (owner uid, object name, `*`): an event reaches only these. */
   routes: Map<string, Set<string>>;
+  /** Holds by object name (see `hold`): they keep the watch running as dependents do. */
+  holds: Map<string, number>;
+  /** A hold waited for this watch's first list in vain: later holds do not wait for it. */
+  slow?: boolean;
+}
+
+/** A source object a pass is reading: what `hold` keeps watched. */
+export interface SourceRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface Hold {
+  /** True once the watch has its first list; false if it cannot start or did not list in time. */
+  listed: Promise<boolean>;
+  release(): void;
 }
 
 export class SourceRegistry {
@@ -76,16 +94,53 @@ export class SourceRegistry {
    * What a synced source watch holds of one object (its metadata: uid, resourceVersion), or
    * undefined when no synced watch covers its kind and namespace, or the watch has not seen it.
    */
-  watchedSource(ref: {
-    apiVersion: string;
-    kind: string;
-    namespace?: string;
-    name: string;
-  }): KubeObject | undefined {
-    const { apiVersion, kind, namespace } = ref;
-    const entry = this.entries.get(watchKeyId({ type: 'source', apiVersion, kind, namespace }));
+  watchedSource(ref: SourceRef): KubeObject | undefined {
+    const entry = this.entries.get(sourceWatchId(ref));
     if (!entry?.informer?.hasSynced()) return undefined;
-    return entry.informer.get(namespace ?? '', ref.name);
+    return entry.informer.get(ref.namespace ?? '', ref.name);
+  }
+
+  /**
+   * Whether the source watch of `ref`'s kind and namespace wants `ref`'s object: a dependent
+   * reads it by name, or a hold names it. Only such objects' values are worth keeping.
+   */
+  wants(ref: SourceRef): boolean {
+    const entry = this.entries.get(sourceWatchId(ref));
+    return (
+      !!entry &&
+      (entry.routes.has(routeOf({ type: 'source', ...ref })) || entry.holds.has(ref.name))
+    );
+  }
+
+  /**
+   * Keeps the source watch of `ref`'s kind and namespace running until `release` (starting it
+   * when none runs), and has it want `ref`'s object: a pass that reads an object before it
+   * depends on it (its first read) waits for the watch's list, which brings the object, instead
+   * of reading it itself. A watch that kept one hold waiting `waitMs` in vain (its kind cannot
+   * be watched, say) keeps no other waiting until it lists.
+   */
+  hold(ref: SourceRef, waitMs: number): Hold {
+    const id = sourceWatchId(ref);
+    let entry = this.entries.get(id);
+    if (!entry) {
+      const { apiVersion, kind, namespace } = ref;
+      entry = this.newEntry({ type: 'source', apiVersion, kind, namespace });
+      this.entries.set(id, entry);
+    }
+    const held = entry;
+    held.holds.set(ref.name, (held.holds.get(ref.name) ?? 0) + 1);
+    let released = false;
+    return {
+      listed: this.ensureStarted(id).then(() => listedWithin(held, waitMs)),
+      release: () => {
+        if (released) return;
+        released = true;
+        const count = (held.holds.get(ref.name) ?? 1) - 1;
+        if (count > 0) held.holds.set(ref.name, count);
+        else held.holds.delete(ref.name);
+        this.stopIfUnused(id, held);
+      },
+    };
   }
 
   /** Whether `dependent` depends on anything now. */
@@ -120,7 +175,7 @@ export class SourceRegistry {
     for (const [id, deps] of wanted) {
       let entry = this.entries.get(id);
       if (!entry) {
-        entry = { key: watchKeyOf(deps[0]!.key), dependents: new Map(), routes: new Map() };
+        entry = this.newEntry(watchKeyOf(deps[0]!.key));
         this.entries.set(id, entry);
       }
       unroute(entry, dependent);
@@ -142,15 +197,23 @@ export class SourceRegistry {
     this.byDependent.delete(dependent);
   }
 
+  private newEntry(key: WatchKey): Entry {
+    return { key, dependents: new Map(), routes: new Map(), holds: new Map() };
+  }
+
   private drop(id: string, dependent: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
     unroute(entry, dependent);
     entry.dependents.delete(dependent);
-    if (entry.dependents.size === 0) {
-      entry.informer?.stop();
-      this.entries.delete(id);
-    }
+    this.stopIfUnused(id, entry);
+  }
+
+  /** Stops the watch nobody depends on and nothing holds. */
+  private stopIfUnused(id: string, entry: Entry): void {
+    if (entry.dependents.size > 0 || entry.holds.size > 0 || this.entries.get(id) !== entry) return;
+    entry.informer?.stop();
+    this.entries.delete(id);
   }
 
   private ensureStarted(id: string): Promise<void> {
@@ -226,6 +289,28 @@ export class SourceRegistry {
       }
     }
   }
+}
+
+function sourceWatchId(ref: SourceRef): string {
+  const { apiVersion, kind, namespace } = ref;
+  return watchKeyId({ type: 'source', apiVersion, kind, namespace });
+}
+
+/** Whether the entry's watch has listed, waiting at most `waitMs` (see `SourceRegistry.hold`). */
+async function listedWithin(entry: Entry, waitMs: number): Promise<boolean> {
+  const informer = entry.informer;
+  if (!informer) return false;
+  if (informer.hasSynced()) return true;
+  if (entry.slow) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), waitMs);
+    timer.unref?.();
+  });
+  const listed = await Promise.race([informer.waitForSync().then(() => true), timedOut]);
+  clearTimeout(timer);
+  if (!listed) entry.slow = true;
+  return listed;
 }
 
 /** A stand-in for an object that was read but is no longer there (only its identity is known). */

@@ -4,6 +4,9 @@ import { DependencyWatches } from './dependency-watches.ts';
 import type { ChangeNotice } from '../../framework/watches/source-registry.ts';
 import type { Discovery } from '../../kube/discovery.ts';
 import { AppliedMemo } from '../../reconcile/instance/applied-memo.ts';
+import { SourceValues } from '../../reconcile/instance/source-values.ts';
+import { Informer, type ListWatchSource } from '../../framework/watches/informer.ts';
+import type { OperatorShell, WatchTarget } from '../../framework/watches/operator-shell.ts';
 
 const object = (name: string): KubeObject => ({
   apiVersion: 'v1',
@@ -122,5 +125,85 @@ describe('reconcile triggers', () => {
     change({ dependency: drift, object: asMetadata(written) });
     done(undefined);
     expect(tracker.peekTrigger('ns/i')?.kind).toBe('drift');
+  });
+});
+
+describe('source watches and kept values (ADR 0027)', () => {
+  /** A shell whose watches run real informers over a scripted API server. */
+  function withShell(listing: KubeObject[]): {
+    tracker: DependencyWatches;
+    values: SourceValues;
+    wire: Record<string, boolean | undefined>;
+  } {
+    const values = new SourceValues();
+    const wire: Record<string, boolean | undefined> = {};
+    const source: ListWatchSource = {
+      list: (path, _selector, metadataOnly) => {
+        wire[path] = metadataOnly;
+        const kind = path.endsWith('/secrets') ? 'Secret' : 'ConfigMap';
+        // List items come without their kind, as the API server sends them.
+        const items = listing
+          .filter((o) => o.kind === kind)
+          .map((o) => ({ ...o, apiVersion: undefined, kind: undefined }) as never);
+        return Promise.resolve({ items, resourceVersion: '9' });
+      },
+      watch: () => Promise.resolve({ abort: () => undefined }),
+    };
+    const shell = {
+      watchDynamic: (target: WatchTarget) => {
+        const informer = new Informer(source, {
+          path: `/api/v1/namespaces/ns/${target.plural}`,
+          metadataOnly: target.metadataOnly,
+          received: target.received,
+        });
+        void informer.start();
+        return informer;
+      },
+    } as unknown as OperatorShell;
+    const discovery = {
+      resourceFor: (_: string, kind: string) =>
+        Promise.resolve({ plural: `${kind.toLowerCase()}s`, scope: 'Namespaced' }),
+    } as unknown as Discovery;
+    const tracker = new DependencyWatches({
+      shell: () => shell,
+      discovery,
+      enqueue: () => undefined,
+      values,
+    });
+    return { tracker, values, wire };
+  }
+
+  const withData = (kind: string, name: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind,
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '5' },
+    data: { k: name },
+  });
+  const read = (kind: string, name: string) =>
+    ({ apiVersion: 'v1', kind, namespace: 'ns', name }) as const;
+
+  it('keep the ConfigMaps a dependent or a hold names, from the watch itself; never a Secret', async () => {
+    const { tracker, values, wire } = withShell([
+      withData('ConfigMap', 'shared'),
+      withData('ConfigMap', 'unrelated'),
+      withData('Secret', 'db'),
+    ]);
+    const hold = tracker.registry.hold(read('ConfigMap', 'shared'), 1_000);
+    await expect(hold.listed).resolves.toBe(true);
+    expect(values.get('uid-shared', '5')).toMatchObject({
+      kind: 'ConfigMap',
+      data: { k: 'shared' },
+    });
+    expect(values.get('uid-unrelated', '5')).toBeUndefined();
+    await tracker.track('ns/i', [read('ConfigMap', 'shared'), read('Secret', 'db')], undefined);
+    hold.release();
+    await new Promise((r) => setImmediate(r));
+    // ConfigMaps come whole (their values are kept); Secrets as metadata only, on the wire too.
+    expect(wire).toEqual({
+      '/api/v1/namespaces/ns/configmaps': false,
+      '/api/v1/namespaces/ns/secrets': true,
+    });
+    expect(values.kinds()).toEqual(['v1/ConfigMap']);
+    expect(tracker.registry.activeWatches).toBe(2);
   });
 });

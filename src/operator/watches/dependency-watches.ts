@@ -5,6 +5,7 @@
 import type { KubeObject } from '../../api/object-meta.ts';
 import { LABEL_INSTANCE_UID } from '../../api/well-known.ts';
 import type { AppliedMemo } from '../../reconcile/instance/applied-memo.ts';
+import { keepable, type SourceValues } from '../../reconcile/instance/source-values.ts';
 import { parseGvkKey, resourceKey } from '../../engine/objects/inventory.ts';
 import { groupVersionOf } from '../../engine/objects/resource-scope.ts';
 import type { Dependency, DependencyKey, WatchKey } from '../../framework/dependency-key.ts';
@@ -28,6 +29,11 @@ export interface DependencyWatchOptions {
    * event at a resourceVersion it holds is our own write, not drift.
    */
   applied?: Pick<AppliedMemo, 'producedBy'>;
+  /**
+   * Source values kept between passes (ADR 0027): the source watches of kinds it may keep bring
+   * the objects some dependent (or hold) names, so a pass need not read them.
+   */
+  values?: Pick<SourceValues, 'put'>;
 }
 
 /**
@@ -71,6 +77,9 @@ export class DependencyWatches implements DependencyTracker {
     const info = await this.options.discovery.resourceFor(key.apiVersion, key.kind);
     if (!shell || !info) return undefined;
     const { group, version } = groupVersionOf(key.apiVersion);
+    const { values } = this.options;
+    // Never a Secret's: keepable() is by kind, so its watch stays metadata only on the wire too.
+    const keeps = key.type === 'source' && values && keepable(key.apiVersion, key.kind);
     return shell.watchDynamic(
       {
         group,
@@ -79,6 +88,14 @@ export class DependencyWatches implements DependencyTracker {
         namespace: info.scope === 'Namespaced' ? key.namespace : undefined,
         labelSelector,
         metadataOnly: true,
+        received: keeps
+          ? (object) => {
+              const name = object.metadata.name ?? '';
+              // A list's items may come without their kind: the watch's kind is theirs.
+              if (this.registry.wants({ ...key, name }))
+                values.put({ ...object, apiVersion: key.apiVersion, kind: key.kind });
+            }
+          : undefined,
       },
       (event, _old, origin) => onEvent(event.type, event.object, origin),
     );

@@ -45,6 +45,12 @@ function versionsOf(objects: KubeObject[]): Record<string, string> {
 export interface SourceCache {
   values: SourceValues;
   watched: WatchedSource;
+  /**
+   * Keeps the source watch of `ref`'s kind and namespace running until released, starting it
+   * when none runs; `listed` resolves true once it has listed (bringing `ref`'s object into
+   * `values`), false when it will not in time. A first read waits for it instead of a GET.
+   */
+  hold?: (ref: ObjectRef) => { listed: Promise<boolean>; release(): void };
 }
 
 export class ClusterSource implements SourcePort {
@@ -52,6 +58,8 @@ export class ClusterSource implements SourcePort {
   readonly reads: SourceAccess[] = [];
   /** Reads of this pass by object: two parameters naming one Secret share one read. */
   private readonly inPass = new Map<string, Promise<KubeObject | undefined>>();
+  /** Watches this pass's first reads started or waited for: kept until `release`. */
+  private readonly holds: { release(): void }[] = [];
 
   /**
    * `authorize`: under --authorize-sources=requester, the requester check of this pass (ADR 0020).
@@ -97,12 +105,28 @@ export class ClusterSource implements SourcePort {
 
   private async fetchOnce(ref: ObjectRef): Promise<KubeObject | undefined> {
     const cache = this.cache && keepable(ref.apiVersion, ref.kind) ? this.cache : undefined;
-    const seen = cache?.watched(ref)?.metadata;
-    if (cache && seen?.uid && seen.resourceVersion)
+    if (!cache) return this.cluster.get(ref);
+    let seen = cache.watched(ref)?.metadata;
+    if (!seen && cache.hold) {
+      // No listed watch shows the object yet (the first read in its namespace): the watch this
+      // pass would start anyway brings it with its list, so wait for that instead of a GET.
+      const hold = cache.hold(ref);
+      this.holds.push(hold);
+      if (await hold.listed) seen = cache.watched(ref)?.metadata;
+    }
+    if (seen?.uid && seen.resourceVersion)
       return cache.values.load(seen.uid, seen.resourceVersion, () => this.cluster.get(ref));
     const object = await this.cluster.get(ref);
-    if (object && cache) cache.values.put(object);
+    if (object) cache.values.put(object);
     return object;
+  }
+
+  /**
+   * Lets go of the watches this pass's first reads held: call it once the pass depends on what
+   * it read (its watches registered), so they are not stopped and started again in between.
+   */
+  release(): void {
+    for (const hold of this.holds.splice(0)) hold.release();
   }
 
   async list(ref: ListRef): Promise<SourceRead<ObjectList>> {

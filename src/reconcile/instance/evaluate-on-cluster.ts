@@ -34,31 +34,42 @@ export interface ClusterEvaluation {
   reads: ClusterSource['reads'];
 }
 
-/** Resolves and renders `instance` with `content`, reading its inputs from the cluster. */
+/**
+ * Resolves and renders `instance` with `content`, reading its inputs from the cluster. `track`
+ * (the pass's) registers what the evaluation read before the watches its first reads waited for
+ * are let go, so they run on without a restart.
+ */
 export async function evaluateOnCluster(
   cluster: ClusterPort,
   deps: EvaluationDeps,
   instance: TemplateInstance,
   content: Pick<ContentChoice, 'template' | 'missingRevision'>,
+  track?: (result: ClusterEvaluation) => Promise<void>,
 ): Promise<ClusterEvaluation> {
   const source = new ClusterSource(
     cluster,
     deps.authorizeSources === 'requester' ? requesterAuthorizer(cluster, instance) : undefined,
     deps.sourceCache,
   );
-  const namespace = instance.metadata.namespace ?? '';
-  const evaluation = await evaluateInstance({
-    instance,
-    template: content.template,
-    missingRevision: content.missingRevision,
-    namespaceLabels:
-      deps.cache.namespaceLabels(namespace) ?? (await namespaceLabels(cluster, namespace)),
-    port: source,
-    observe: (ref) => observe(cluster, instance, ref),
-    renderer: deps.renderer,
-    schemas: deps.schemas,
-  });
-  return { evaluation, reads: source.reads };
+  try {
+    const namespace = instance.metadata.namespace ?? '';
+    const evaluation = await evaluateInstance({
+      instance,
+      template: content.template,
+      missingRevision: content.missingRevision,
+      namespaceLabels:
+        deps.cache.namespaceLabels(namespace) ?? (await namespaceLabels(cluster, namespace)),
+      port: source,
+      observe: (ref) => observe(cluster, instance, ref),
+      renderer: deps.renderer,
+      schemas: deps.schemas,
+    });
+    const result = { evaluation, reads: source.reads };
+    await track?.(result);
+    return result;
+  } finally {
+    source.release();
+  }
 }
 
 /**

@@ -179,19 +179,19 @@ export class InstanceReconciler implements Reconciler {
 
   /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
   private async evaluate(pass: Pass, instance: TemplateInstance): Promise<InstanceEvaluation> {
-    const { evaluation, reads } = await evaluateOnCluster(
+    const { evaluation } = await evaluateOnCluster(
       pass.cluster,
       this.deps,
       instance,
       pass.observed.content!,
+      // Every instance that is not frozen watches what it rendered: revert/strict to revert
+      // drift, and all of them to see the health of their objects change.
+      ({ evaluation, reads }) =>
+        this.deps.tracker.track(pass.key, reads, {
+          uid: instance.metadata.uid ?? '',
+          gvks: [...new Set(evaluation.resources.map(gvkKey))],
+        }),
     );
-    // Every instance that is not frozen watches what it rendered: revert/strict to revert drift,
-    // and all of them to see the health of their objects change.
-    const drift = {
-      uid: instance.metadata.uid ?? '',
-      gvks: [...new Set(evaluation.resources.map(gvkKey))],
-    };
-    await this.deps.tracker.track(pass.key, reads, drift);
     return evaluation;
   }
 
