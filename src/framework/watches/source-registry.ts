@@ -45,7 +45,7 @@ interface Entry {
   starting?: Promise<void>;
   dependents: Map<string, Dependency[]>;
   /** Dependents by routing value (owner uid, object name, `*`): an event reaches only these. */
-  routes: Map<string, Set<string>>;
+  routes: Map<string, Members>;
   /** Holds by object name (see `hold`): they keep the watch running as dependents do. */
   holds: Map<string, number>;
   /** A hold waited for this watch's first list in vain: later holds do not wait for it. */
@@ -182,11 +182,14 @@ export class SourceRegistry {
       entry.dependents.set(dependent, deps);
       for (const d of deps) {
         const route = routeOf(d.key);
-        entry.routes.set(route, (entry.routes.get(route) ?? new Set()).add(dependent));
+        entry.routes.set(route, withMember(entry.routes.get(route), dependent));
       }
       if (entry.informer?.hasSynced()) this.catchUp(entry, dependent, deps);
     }
-    if (wanted.size > 0) this.byDependent.set(dependent, new Set(wanted.keys()));
+    // The ids the entries are filed under, not this call's copies: one string per watch, not
+    // one per watch and dependent.
+    const ids = [...wanted.keys()].map((id) => this.idOf(id));
+    if (wanted.size > 0) this.byDependent.set(dependent, new Set(ids));
     else this.byDependent.delete(dependent);
     await Promise.all([...wanted.keys()].map((id) => this.ensureStarted(id)));
   }
@@ -195,6 +198,16 @@ export class SourceRegistry {
   release(dependent: string): void {
     for (const id of this.byDependent.get(dependent) ?? []) this.drop(id, dependent);
     this.byDependent.delete(dependent);
+  }
+
+  private readonly ids = new Map<string, string>();
+
+  /** The one copy of a watch id kept while its watch is. */
+  private idOf(id: string): string {
+    const kept = this.ids.get(id);
+    if (kept !== undefined) return kept;
+    this.ids.set(id, id);
+    return id;
   }
 
   private newEntry(key: WatchKey): Entry {
@@ -214,6 +227,7 @@ export class SourceRegistry {
     if (entry.dependents.size > 0 || entry.holds.size > 0 || this.entries.get(id) !== entry) return;
     entry.informer?.stop();
     this.entries.delete(id);
+    this.ids.delete(id);
   }
 
   private ensureStarted(id: string): Promise<void> {
@@ -250,9 +264,9 @@ export class SourceRegistry {
     const entry = this.entries.get(id);
     if (!entry) return;
     const reached = new Set(
-      routesOf(entry.key.type, object, this.ownerLabel).flatMap((r) => [
-        ...(entry.routes.get(r) ?? []),
-      ]),
+      routesOf(entry.key.type, object, this.ownerLabel).flatMap((r) =>
+        membersOf(entry.routes.get(r)),
+      ),
     );
     for (const dependent of reached) {
       const dependency = entry.dependents
@@ -327,8 +341,34 @@ function gone(key: WatchKey, objectKeyText: string): KubeObject {
 function unroute(entry: Entry, dependent: string): void {
   for (const d of entry.dependents.get(dependent) ?? []) {
     const route = routeOf(d.key);
-    const dependents = entry.routes.get(route);
-    dependents?.delete(dependent);
-    if (dependents?.size === 0) entry.routes.delete(route);
+    const rest = withoutMember(entry.routes.get(route), dependent);
+    if (rest === undefined) entry.routes.delete(route);
+    else entry.routes.set(route, rest);
   }
+}
+
+/**
+ * The dependents of one route: most routes have one (a drift route is one owner's uid, a
+ * Secret is read by one instance), held as the string itself; a Set only for two or more. At
+ * 10,000 instances that is some 40,000 one-member Sets (about 140 bytes each) not made.
+ */
+type Members = string | Set<string>;
+
+function withMember(members: Members | undefined, dependent: string): Members {
+  if (members === undefined || members === dependent) return dependent;
+  if (typeof members === 'string') return new Set([members, dependent]);
+  return members.add(dependent);
+}
+
+function withoutMember(members: Members | undefined, dependent: string): Members | undefined {
+  if (members === undefined || members === dependent) return undefined;
+  if (typeof members === 'string') return members;
+  members.delete(dependent);
+  if (members.size > 1) return members;
+  return members.values().next().value;
+}
+
+function membersOf(members: Members | undefined): string[] {
+  if (members === undefined) return [];
+  return typeof members === 'string' ? [members] : [...members];
 }
