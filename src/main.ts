@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import { hostname } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type OperatorConfig } from './config.ts';
 import { connect } from './kube/connection.ts';
@@ -23,35 +24,49 @@ import {
   type WebhookOptions,
 } from './operator/stencil-operator.ts';
 
+/** Heap growth since the last release after which a quiet operator releases memory again. */
+const RELEASE_AFTER_GROWTH_BYTES = 32 * 2 ** 20;
+
 /**
- * Once the operator first has nothing to do after its start, one full garbage collection that
- * returns to the system what starting left behind (issue #25, docs/benchmarks.md "Idle memory"):
- * V8 grows its young generation to the maximum while some 1,200 modules load and the caches
- * fill, nearly all of it surviving, and gives that back only at a scavenge under a low
- * allocation rate, which an idle operator may not reach for minutes; until then it is some
- * 25–30 MiB of RSS. The collection is the one the inspector protocol offers
+ * When the operator has nothing to do after its start, and again after any burst of work that
+ * grew V8's heap by 32 MiB (a wave of new instances, a Template change that re-rendered them
+ * all), one full garbage collection that returns to the system what the busy time left behind
+ * (issue #25, docs/benchmarks.md "Idle memory"). V8 grows its young generation to the maximum
+ * while modules load, caches fill and passes run, and gives that back only at a scavenge under a
+ * low allocation rate, which an idle operator may not reach for minutes; until then it is some
+ * 25–40 MiB of RSS. The collection is the one the inspector protocol offers
  * (HeapProfiler.collectGarbage, a memory-reducing GC, no flags needed), on a session inside this
- * process; it takes well under a second, once. Returns a function that cancels it.
+ * process: a pause of well under a second at 10,000 instances, only after two quiet seconds,
+ * never during work. Returns a function that stops it.
  */
-function releaseStartupMemory(operator: StencilOperator, log: Logger): () => void {
+function releaseMemoryWhenQuiet(operator: StencilOperator, log: Logger): () => void {
+  let quietChecks = 0;
+  let releasing = false;
+  /** The heap after the last release; none yet: release at the first quiet moment. */
+  let baseline: number | undefined;
   const check = setInterval(() => {
-    if (!operator.quiet()) return;
-    clearInterval(check);
+    quietChecks = operator.quiet() ? quietChecks + 1 : 0;
+    const heap = getHeapStatistics().total_heap_size;
+    const grown = baseline === undefined || heap - baseline >= RELEASE_AFTER_GROWTH_BYTES;
+    if (releasing || quietChecks < 2 || !grown) return;
+    releasing = true;
     const before = process.memoryUsage.rss();
     const session = new Session();
     session.connect();
     void session
       .post('HeapProfiler.collectGarbage')
       .then(() =>
-        log.debug('start-up memory released', {
+        log.debug('memory released', {
           rssMiB: Math.round(before / 2 ** 20),
           afterMiB: Math.round(process.memoryUsage.rss() / 2 ** 20),
         }),
       )
-      .catch((error: unknown) =>
-        log.debug('start-up memory not released', { error: String(error) }),
-      )
-      .finally(() => session.disconnect());
+      .catch((error: unknown) => log.debug('memory not released', { error: String(error) }))
+      .finally(() => {
+        session.disconnect();
+        baseline = getHeapStatistics().total_heap_size;
+        releasing = false;
+      });
   }, 1_000);
   check.unref();
   return () => clearInterval(check);
@@ -199,7 +214,7 @@ export async function runOperator(
   });
   const servers = await startServers(config, operator, metrics);
   await operator.start();
-  const cancelRelease = releaseStartupMemory(operator, log);
+  const cancelRelease = releaseMemoryWhenQuiet(operator, log);
   const reason = await Promise.race([
     new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));
