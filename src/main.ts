@@ -36,19 +36,18 @@ const RELEASE_AFTER_GROWTH_BYTES = 32 * 2 ** 20;
  * low allocation rate, which an idle operator may not reach for minutes; until then it is some
  * 25–40 MiB of RSS. The collection is the one the inspector protocol offers
  * (HeapProfiler.collectGarbage, a memory-reducing GC, no flags needed), on a session inside this
- * process: a pause of well under a second at 10,000 instances, only after two quiet seconds,
- * never during work. Returns a function that stops it.
+ * process: a pause of well under a second at 10,000 instances, taken only when nothing is queued
+ * or running. Returns a function that stops it.
  */
 function releaseMemoryWhenQuiet(operator: StencilOperator, log: Logger): () => void {
-  let quietChecks = 0;
   let releasing = false;
   /** The heap after the last release; none yet: release at the first quiet moment. */
   let baseline: number | undefined;
   const check = setInterval(() => {
-    quietChecks = operator.quiet() ? quietChecks + 1 : 0;
+    const quiet = operator.quiet();
     const heap = getHeapStatistics().total_heap_size;
     const grown = baseline === undefined || heap - baseline >= RELEASE_AFTER_GROWTH_BYTES;
-    if (releasing || quietChecks < 2 || !grown) return;
+    if (releasing || !quiet || !grown) return;
     releasing = true;
     const before = process.memoryUsage.rss();
     const session = new Session();
