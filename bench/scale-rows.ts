@@ -1,5 +1,6 @@
 // The rows of issue #10 for one size N, in the order one run goes through them: cold converge,
 // memory and watches, steady state, fan-in rotation, single rotation, restart, and the limit.
+import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { total } from './prometheus-text.ts';
@@ -280,6 +281,9 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
   const cluster = await benchCluster({}, { inProcessOperator: false });
   const w = workload(size);
   const concurrency = options.operatorConcurrency ?? OPERATOR_CONCURRENCY;
+  // Node creates the CPU profile's directory only when it writes the profile, at exit; the heap
+  // snapshot comes first and needs it to exist.
+  if (options.profileDir) mkdirSync(options.profileDir, { recursive: true });
   const start = (resyncSeconds = 600, leads?: boolean): Promise<OperatorProcess> =>
     startOperatorProcess({
       kubeconfig: cluster.plane.kubeconfigPath,
