@@ -57,9 +57,14 @@ export function labelSelectorOf(key: WatchKey, ownerLabel: string): string | und
  * The routing value a dependency is filed under within its watch: the owner's uid (drift), the
  * object's name (GET) or `*` (LIST: any object). `routesOf` gives the values an object reaches.
  */
+/** The route of a source dependency on the object of this name. */
+export function nameRoute(name: string): string {
+  return `name:${name}`;
+}
+
 export function routeOf(key: DependencyKey): string {
   if (key.type === 'drift') return `uid:${key.ownerUid}`;
-  return key.name === undefined ? '*' : `name:${key.name}`;
+  return key.name === undefined ? '*' : nameRoute(key.name);
 }
 
 /** The routing values of the dependencies an object seen by a watch of `type` concerns. */
@@ -68,7 +73,7 @@ export function routesOf(type: WatchKey['type'], object: KubeObject, ownerLabel:
     const uid = object.metadata.labels?.[ownerLabel];
     return uid === undefined ? [] : [`uid:${uid}`];
   }
-  return ['*', `name:${object.metadata.name ?? ''}`];
+  return ['*', nameRoute(object.metadata.name ?? '')];
 }
 
 /**

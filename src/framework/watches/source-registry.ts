@@ -7,6 +7,7 @@ import type { KubeObject } from '../../api/object-meta.ts';
 import {
   concerns,
   labelSelectorOf,
+  nameRoute,
   routeOf,
   routesOf,
   watchKeyId,
@@ -40,6 +41,8 @@ export type WatchStarter = (
 ) => Promise<Informer | undefined>;
 
 interface Entry {
+  /** `watchKeyId(key)`: kept once here, and shared by every dependent's record of it. */
+  id: string;
   key: WatchKey;
   informer?: Informer;
   starting?: Promise<void>;
@@ -95,7 +98,7 @@ export class SourceRegistry {
    * undefined when no synced watch covers its kind and namespace, or the watch has not seen it.
    */
   watchedSource(ref: SourceRef): KubeObject | undefined {
-    const entry = this.entries.get(sourceWatchId(ref));
+    const entry = this.entries.get(watchKeyId(sourceKey(ref)));
     if (!entry?.informer?.hasSynced()) return undefined;
     return entry.informer.get(ref.namespace ?? '', ref.name);
   }
@@ -105,11 +108,19 @@ export class SourceRegistry {
    * reads it by name, or a hold names it. Only such objects' values are worth keeping.
    */
   wants(ref: SourceRef): boolean {
-    const entry = this.entries.get(sourceWatchId(ref));
-    return (
-      !!entry &&
-      (entry.routes.has(routeOf({ type: 'source', ...ref })) || entry.holds.has(ref.name))
-    );
+    return this.wantedBy(sourceKey(ref))(ref.name);
+  }
+
+  /**
+   * `wants` for one watch, its id found once rather than for every object its events bring:
+   * what its `received` callback asks.
+   */
+  wantedBy(key: WatchKey): (name: string) => boolean {
+    const id = watchKeyId(key);
+    return (name) => {
+      const entry = this.entries.get(id);
+      return !!entry && (entry.routes.has(nameRoute(name)) || entry.holds.has(name));
+    };
   }
 
   /**
@@ -120,11 +131,11 @@ export class SourceRegistry {
    * be watched, say) keeps no other waiting until it lists.
    */
   hold(ref: SourceRef, waitMs: number): Hold {
-    const id = sourceWatchId(ref);
+    const key = sourceKey(ref);
+    const id = watchKeyId(key);
     let entry = this.entries.get(id);
     if (!entry) {
-      const { apiVersion, kind, namespace } = ref;
-      entry = this.newEntry({ type: 'source', apiVersion, kind, namespace });
+      entry = this.newEntry(key);
       this.entries.set(id, entry);
     }
     const held = entry;
@@ -186,9 +197,8 @@ export class SourceRegistry {
       }
       if (entry.informer?.hasSynced()) this.catchUp(entry, dependent, deps);
     }
-    // The ids the entries are filed under, not this call's copies: one string per watch, not
-    // one per watch and dependent.
-    const ids = [...wanted.keys()].map((id) => this.idOf(id));
+    // The entries' own ids, not this call's copies: one string per watch, not per dependent.
+    const ids = [...wanted.keys()].map((id) => this.entries.get(id)!.id);
     if (wanted.size > 0) this.byDependent.set(dependent, new Set(ids));
     else this.byDependent.delete(dependent);
     await Promise.all([...wanted.keys()].map((id) => this.ensureStarted(id)));
@@ -200,18 +210,8 @@ export class SourceRegistry {
     this.byDependent.delete(dependent);
   }
 
-  private readonly ids = new Map<string, string>();
-
-  /** The one copy of a watch id kept while its watch is. */
-  private idOf(id: string): string {
-    const kept = this.ids.get(id);
-    if (kept !== undefined) return kept;
-    this.ids.set(id, id);
-    return id;
-  }
-
   private newEntry(key: WatchKey): Entry {
-    return { key, dependents: new Map(), routes: new Map(), holds: new Map() };
+    return { id: watchKeyId(key), key, dependents: new Map(), routes: new Map(), holds: new Map() };
   }
 
   private drop(id: string, dependent: string): void {
@@ -227,7 +227,6 @@ export class SourceRegistry {
     if (entry.dependents.size > 0 || entry.holds.size > 0 || this.entries.get(id) !== entry) return;
     entry.informer?.stop();
     this.entries.delete(id);
-    this.ids.delete(id);
   }
 
   private ensureStarted(id: string): Promise<void> {
@@ -305,9 +304,9 @@ export class SourceRegistry {
   }
 }
 
-function sourceWatchId(ref: SourceRef): string {
-  const { apiVersion, kind, namespace } = ref;
-  return watchKeyId({ type: 'source', apiVersion, kind, namespace });
+/** The source watch that sees `ref`'s object: its kind in its namespace. */
+function sourceKey({ apiVersion, kind, namespace }: SourceRef): WatchKey {
+  return { type: 'source', apiVersion, kind, namespace };
 }
 
 /** Whether the entry's watch has listed, waiting at most `waitMs` (see `SourceRegistry.hold`). */

@@ -80,6 +80,7 @@ export class DependencyWatches implements DependencyTracker {
     const { values } = this.options;
     // Never a Secret's: keepable() is by kind, so its watch stays metadata only on the wire too.
     const keeps = key.type === 'source' && values && keepable(key.apiVersion, key.kind);
+    const wanted = this.registry.wantedBy(key);
     return shell.watchDynamic(
       {
         group,
@@ -90,9 +91,8 @@ export class DependencyWatches implements DependencyTracker {
         metadataOnly: true,
         received: keeps
           ? (object) => {
-              const name = object.metadata.name ?? '';
               // A list's items may come without their kind: the watch's kind is theirs.
-              if (this.registry.wants({ ...key, name }))
+              if (wanted(object.metadata.name ?? ''))
                 values.put({ ...object, apiVersion: key.apiVersion, kind: key.kind });
             }
           : undefined,

@@ -86,6 +86,8 @@ export class SourceValues {
   put(object: KubeObject): void {
     const { uid, resourceVersion } = object.metadata;
     if (!uid || !resourceVersion || !keepable(object.apiVersion, object.kind)) return;
+    // Kept already (a relist shows every object again): not copied a second time.
+    if (this.entries.get(uid)?.resourceVersion === resourceVersion) return;
     const bytes = JSON.stringify(object).length;
     this.forget(uid);
     if (bytes > this.maxBytes / 4) return;
