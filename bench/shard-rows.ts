@@ -105,7 +105,7 @@ export async function runShards(
       operators.map(async (o) => total(await o.scrape(), 'stencil_process_resident_memory_bytes')),
     );
     options.log(`R=${replicas}: settled after ${settleSeconds.toFixed(1)} s; cold converge`);
-    const cold = await coldConverge(cluster, operators, w);
+    const cold = await coldConverge(cluster, w);
     options.log(`R=${replicas}: all Ready after ${cold.convergeSeconds.toFixed(1)} s; settling`);
     for (const o of operators) await settled(o);
     const perReplica = await Promise.all(
