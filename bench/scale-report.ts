@@ -51,6 +51,14 @@ const ROWS: Row[] = [
     cell: (r) => `${seconds(r.limitSeconds)} → ${(r.limitSeconds / r.convergeSeconds).toFixed(2)}`,
   },
   {
+    what: '   the floor: the limit plus what SPEC adds (creation in the window, Secret GET, record, Event) → best ratio limit / floor',
+    goal: '',
+    cell: (r) =>
+      r.floorSeconds === undefined
+        ? '—'
+        : `${seconds(r.floorSeconds)} → ${(r.limitSeconds / r.floorSeconds).toFixed(2)}`,
+  },
+  {
     what: '3. Steady state, two resync periods: writes / dry runs',
     goal: '0 / 0',
     cell: (r) => `${r.steady.writes} / ${r.steady.dryRuns} (period ${r.resyncSeconds} s)`,

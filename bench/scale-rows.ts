@@ -12,7 +12,7 @@ import {
 } from './apiserver-requests.ts';
 import { ConfigMapWatch } from './configmap-watch.ts';
 import { InstanceWatch } from './instance-watch.ts';
-import { runLimit } from './limit.ts';
+import { runFloor, runLimit } from './limit.ts';
 import {
   settled,
   startOperatorProcess,
@@ -51,6 +51,8 @@ export interface SizeResult {
   /** The operator's requests while converging (the benchmark's own creates left out). */
   convergeRequests: RequestSummary;
   limitSeconds: number;
+  /** bench/limit.ts runFloor; absent in results kept from before the row existed. */
+  floorSeconds?: number;
   steady: RequestSummary & { reconciles: number };
   restart: RequestSummary & { seconds: number };
   /** Absent in results kept from before the row existed. */
@@ -352,12 +354,15 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     operator = undefined;
     options.log(`N=${size}: the limit`);
     const limitMs = await runLimit(cluster.admin, size, concurrency);
+    options.log(`N=${size}: the floor`);
+    const floorMs = await runFloor(cluster.user, cluster.admin, size, concurrency);
     return {
       size,
       namespaces: w.namespaces.length,
       resyncSeconds,
       ...cold,
       limitSeconds: limitMs / 1000,
+      floorSeconds: floorMs / 1000,
       steady,
       restart: restarted.result,
       handover: handedOver.result,

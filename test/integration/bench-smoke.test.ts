@@ -47,6 +47,7 @@ it('runs every row of the scale benchmark at N = 20, the sharding row at 2 repli
   expect(run.code, run.stderr.slice(-3000)).toBe(0);
   expect(run.stdout).toContain('| What | Goal | N = 20 |');
   expect(run.stdout).toContain('2. The limit');
+  expect(run.stdout).toContain('the floor: the limit plus what SPEC adds');
 
   expect(run.stdout).toContain('| Replicas | Converge s');
   // The fairness table: this run's column (beside any kept in bench/results).
@@ -70,6 +71,7 @@ it('runs every row of the scale benchmark at N = 20, the sharding row at 2 repli
   expect(result!.steady.reconciles).toBeGreaterThanOrEqual(20);
   expect(result!.memory.rss).toBeGreaterThan(0);
   expect(result!.limitSeconds).toBeGreaterThan(0);
+  expect(result!.floorSeconds).toBeGreaterThan(0);
   // One source watch per (kind, namespace) pair, one drift watch per rendered kind.
   expect(result!.watches.operator).toMatchObject({
     Secret: 20,
