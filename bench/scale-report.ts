@@ -51,12 +51,24 @@ const ROWS: Row[] = [
     cell: (r) => `${seconds(r.limitSeconds)} → ${(r.limitSeconds / r.convergeSeconds).toFixed(2)}`,
   },
   {
-    what: '   the floor: the limit plus what SPEC adds (creation in the window, Secret GET, record, Event) → best ratio limit / floor',
+    what: '   the floor (bench/limit.ts, on a fresh plane): the limit plus what SPEC adds → limit / floor; floor / Stencil',
     goal: '',
     cell: (r) =>
       r.floorSeconds === undefined
         ? '—'
-        : `${seconds(r.floorSeconds)} → ${(r.limitSeconds / r.floorSeconds).toFixed(2)}`,
+        : `${seconds(r.floorSeconds)} → ${(r.limitSeconds / r.floorSeconds).toFixed(2)}; ${(r.floorSeconds / r.convergeSeconds).toFixed(2)}`,
+  },
+  {
+    what: '   CPU per instance, ms: API server + etcd / operator / benchmark (cores busy) — converge; limit; floor',
+    goal: '',
+    cell: (r) =>
+      [r.cpu?.converge, r.cpu?.limit, r.cpu?.floor]
+        .map((c) =>
+          c
+            ? `${c.server.toFixed(1)} / ${c.operator.toFixed(1)} / ${c.bench.toFixed(1)} (${c.cores.toFixed(2)})`
+            : '—',
+        )
+        .join('; '),
   },
   {
     what: '3. Steady state, two resync periods: writes / dry runs',

@@ -12,7 +12,8 @@ import {
 } from './apiserver-requests.ts';
 import { ConfigMapWatch } from './configmap-watch.ts';
 import { InstanceWatch } from './instance-watch.ts';
-import { runFloor, runLimit } from './limit.ts';
+import { runFloor, runLimit, type Timed } from './limit.ts';
+import { ProcessCpu, type CpuShare } from './process-cpu.ts';
 import {
   settled,
   startOperatorProcess,
@@ -53,6 +54,8 @@ export interface SizeResult {
   limitSeconds: number;
   /** bench/limit.ts runFloor; absent in results kept from before the row existed. */
   floorSeconds?: number;
+  /** Where the CPU of each timed phase went (bench/process-cpu.ts); absent without /proc. */
+  cpu?: { converge?: CpuShare; limit?: CpuShare; floor?: CpuShare };
   steady: RequestSummary & { reconciles: number };
   restart: RequestSummary & { seconds: number };
   /** Absent in results kept from before the row existed. */
@@ -307,6 +310,14 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
       leads,
     });
   let operator: OperatorProcess | undefined;
+  let result: SizeResult;
+  const cpu = new ProcessCpu(
+    () => {
+      const pids = cluster.plane.pids();
+      return [pids.kubeApiserver, pids.etcd];
+    },
+    () => (operator ? [operator.pid] : []),
+  );
   try {
     options.log(`N=${size}: preparing ${w.namespaces.length} namespaces and ${size} Secrets`);
     await prepare(cluster.user, w);
@@ -315,7 +326,9 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     await settled(operator);
     const idleRss = gauge(await operator.scrape(), 'stencil_process_resident_memory_bytes');
     options.log(`N=${size}: cold converge`);
+    const convergeFrom = cpu.read();
     const cold = await coldConverge(cluster, w);
+    const convergeCpu = ProcessCpu.share(convergeFrom, cpu.read(), size);
     options.log(`N=${size}: all Ready after ${cold.convergeSeconds.toFixed(1)} s; settling`);
     await settled(operator);
     const metrics = await operator.scrape();
@@ -353,16 +366,14 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     await operator.stop();
     operator = undefined;
     options.log(`N=${size}: the limit`);
-    const limitMs = await runLimit(cluster.admin, size, concurrency);
-    options.log(`N=${size}: the floor`);
-    const floorMs = await runFloor(cluster.user, cluster.admin, size, concurrency);
-    return {
+    const limit = await runLimit(cluster.admin, size, concurrency, cpu);
+    result = {
       size,
       namespaces: w.namespaces.length,
       resyncSeconds,
       ...cold,
-      limitSeconds: limitMs / 1000,
-      floorSeconds: floorMs / 1000,
+      limitSeconds: limit.ms / 1000,
+      cpu: { converge: convergeCpu, limit: limit.cpu },
       steady,
       restart: restarted.result,
       handover: handedOver.result,
@@ -374,6 +385,31 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     };
   } finally {
     await operator?.stop();
+    await cluster.stop();
+  }
+  options.log(`N=${size}: the floor, on a fresh control plane as the converge had`);
+  const floor = await floorOnFreshPlane(size, concurrency);
+  return {
+    ...result,
+    floorSeconds: floor.ms / 1000,
+    cpu: { ...result.cpu, floor: floor.cpu },
+  };
+}
+
+/**
+ * The floor runs where the converge ran: on a cluster holding only the prepared namespaces and
+ * Secrets. After the converge and the limit, 2N Services would already exist, and every Service
+ * creation costs the API server more the more exist (its ClusterIP allocator counts them all).
+ */
+async function floorOnFreshPlane(size: number, concurrency: number): Promise<Timed> {
+  const cluster = await benchCluster({}, { inProcessOperator: false });
+  try {
+    const cpu = new ProcessCpu(() => {
+      const pids = cluster.plane.pids();
+      return [pids.kubeApiserver, pids.etcd];
+    });
+    return await runFloor(cluster.user, cluster.admin, size, concurrency, cpu);
+  } finally {
     await cluster.stop();
   }
 }

@@ -47,7 +47,7 @@ it('runs every row of the scale benchmark at N = 20, the sharding row at 2 repli
   expect(run.code, run.stderr.slice(-3000)).toBe(0);
   expect(run.stdout).toContain('| What | Goal | N = 20 |');
   expect(run.stdout).toContain('2. The limit');
-  expect(run.stdout).toContain('the floor: the limit plus what SPEC adds');
+  expect(run.stdout).toContain('the floor (bench/limit.ts, on a fresh plane)');
 
   expect(run.stdout).toContain('| Replicas | Converge s');
   // The fairness table: this run's column (beside any kept in bench/results).
