@@ -3,6 +3,7 @@
 // CPU-bound, so these shares, not the request counts alone, say why one phase takes longer than
 // another. Read from /proc (Linux); elsewhere the figures are left out.
 import { readFileSync } from 'node:fs';
+import type { ControlPlane } from '../tools/control-plane/control-plane.ts';
 
 /** USER_HZ: the unit of /proc/<pid>/stat times, 100 on every Linux the benchmark runs on. */
 const TICKS_PER_SECOND = 100;
@@ -43,6 +44,23 @@ export class ProcessCpu {
     /** The operator processes running now (none during the limit and the floor). */
     private readonly operatorPids: () => (number | undefined)[] = () => [],
   ) {}
+
+  /** The API server and etcd of `plane`, and the operator `operator()` names at each reading. */
+  static of(
+    plane: ControlPlane,
+    operator: () => { pid: number } | undefined = () => undefined,
+  ): ProcessCpu {
+    return new ProcessCpu(
+      () => {
+        const pids = plane.pids();
+        return [pids.kubeApiserver, pids.etcd];
+      },
+      () => {
+        const running = operator();
+        return running ? [running.pid] : [];
+      },
+    );
+  }
 
   /** Now, or undefined where /proc cannot be read. */
   read(): CpuReading | undefined {

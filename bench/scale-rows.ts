@@ -311,13 +311,7 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     });
   let operator: OperatorProcess | undefined;
   let result: SizeResult;
-  const cpu = new ProcessCpu(
-    () => {
-      const pids = cluster.plane.pids();
-      return [pids.kubeApiserver, pids.etcd];
-    },
-    () => (operator ? [operator.pid] : []),
-  );
+  const cpu = ProcessCpu.of(cluster.plane, () => operator);
   try {
     options.log(`N=${size}: preparing ${w.namespaces.length} namespaces and ${size} Secrets`);
     await prepare(cluster.user, w);
@@ -404,10 +398,7 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
 async function floorOnFreshPlane(size: number, concurrency: number): Promise<Timed> {
   const cluster = await benchCluster({}, { inProcessOperator: false });
   try {
-    const cpu = new ProcessCpu(() => {
-      const pids = cluster.plane.pids();
-      return [pids.kubeApiserver, pids.etcd];
-    });
+    const cpu = ProcessCpu.of(cluster.plane);
     return await runFloor(cluster.user, cluster.admin, size, concurrency, cpu);
   } finally {
     await cluster.stop();
