@@ -39,28 +39,11 @@ export interface CpuShare {
 
 export class ProcessCpu {
   constructor(
-    /** kube-apiserver and etcd. */
-    private readonly serverPids: () => (number | undefined)[],
-    /** The operator processes running now (none during the limit and the floor). */
-    private readonly operatorPids: () => (number | undefined)[] = () => [],
+    /** Its kube-apiserver and etcd are the server side. */
+    private readonly plane: ControlPlane,
+    /** The operator process running at a reading, if any (none during the limit and the floor). */
+    private readonly operator: () => { pid: number } | undefined = () => undefined,
   ) {}
-
-  /** The API server and etcd of `plane`, and the operator `operator()` names at each reading. */
-  static of(
-    plane: ControlPlane,
-    operator: () => { pid: number } | undefined = () => undefined,
-  ): ProcessCpu {
-    return new ProcessCpu(
-      () => {
-        const pids = plane.pids();
-        return [pids.kubeApiserver, pids.etcd];
-      },
-      () => {
-        const running = operator();
-        return running ? [running.pid] : [];
-      },
-    );
-  }
 
   /** Now, or undefined where /proc cannot be read. */
   read(): CpuReading | undefined {
@@ -73,8 +56,10 @@ export class ProcessCpu {
       }
       return total;
     };
-    const server = sum(this.serverPids());
-    const operator = sum(this.operatorPids());
+    const pids = this.plane.pids();
+    const running = this.operator();
+    const server = sum([pids.kubeApiserver, pids.etcd]);
+    const operator = sum(running ? [running.pid] : []);
     if (server === undefined || operator === undefined) return undefined;
     const own = process.cpuUsage();
     return { server, operator, bench: (own.user + own.system) / 1000, at: performance.now() };

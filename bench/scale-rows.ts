@@ -311,7 +311,7 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
     });
   let operator: OperatorProcess | undefined;
   let result: SizeResult;
-  const cpu = ProcessCpu.of(cluster.plane, () => operator);
+  const cpu = new ProcessCpu(cluster.plane, () => operator);
   try {
     options.log(`N=${size}: preparing ${w.namespaces.length} namespaces and ${size} Secrets`);
     await prepare(cluster.user, w);
@@ -398,8 +398,8 @@ export async function runSize(size: number, options: RowOptions): Promise<SizeRe
 async function floorOnFreshPlane(size: number, concurrency: number): Promise<Timed> {
   const cluster = await benchCluster({}, { inProcessOperator: false });
   try {
-    const cpu = ProcessCpu.of(cluster.plane);
-    return await runFloor(cluster.user, cluster.admin, size, concurrency, cpu);
+    const cpu = new ProcessCpu(cluster.plane);
+    return await runFloor(cluster.user, cluster.admin, size, concurrency, { cpu });
   } finally {
     await cluster.stop();
   }

@@ -53,15 +53,15 @@ export function labelSelectorOf(key: WatchKey, ownerLabel: string): string | und
   return key.type === 'drift' ? ownerLabel : undefined;
 }
 
-/**
- * The routing value a dependency is filed under within its watch: the owner's uid (drift), the
- * object's name (GET) or `*` (LIST: any object). `routesOf` gives the values an object reaches.
- */
 /** The route of a source dependency on the object of this name. */
 export function nameRoute(name: string): string {
   return `name:${name}`;
 }
 
+/**
+ * The routing value a dependency is filed under within its watch: the owner's uid (drift), the
+ * object's name (GET) or `*` (LIST: any object). `routesOf` gives the values an object reaches.
+ */
 export function routeOf(key: DependencyKey): string {
   if (key.type === 'drift') return `uid:${key.ownerUid}`;
   return key.name === undefined ? '*' : nameRoute(key.name);
