@@ -98,6 +98,10 @@ export class InstanceReconciler implements Reconciler {
       let decision = decide(observed);
       while (decision.step !== 'conclude') {
         await this.carryOut(pass, decision);
+        // The clock moves with what the pass has seen: a condition it concludes must not date
+        // from before the observation it reports (a Deployment that turned Available while the
+        // pass was reading it would otherwise look Ready a second before it was Available).
+        observed.now = this.deps.now();
         redactor = observed.evaluation?.redactor ?? redactor;
         decision = decide(observed);
       }
