@@ -161,7 +161,9 @@ describe('a typed instance', () => {
   });
 
   it('is deleted with what it owns once its spec.ttl has passed', async () => {
-    await user.apply(app(rest, 'brief', { ttl: '3s' }));
+    // Long enough that a poll sees it Ready before it expires on a busy CI machine, where the
+    // first pass may start seconds after the creation (3 s was missed there once).
+    await user.apply(app(rest, 'brief', { ttl: '8s' }));
     const ready = await untilApp(rest, 'brief', (s) => s.phase === 'Ready', 'brief Ready');
     expect(ready.expiresAt).toBeDefined();
     await eventually(async () => !(await getApp(rest, 'brief')), 'brief deleted', 30_000);
