@@ -29,6 +29,7 @@ import { applyManifests, readManifests, samplePhase } from '../../tools/local/ap
 import {
   BIND_ADMIN_RULE,
   installOperatorIdentity,
+  isUserRole,
   removeClusterScoped,
   selfAccess,
 } from '../../tools/local/operator-identity.ts';
@@ -130,6 +131,8 @@ describe('helm template', () => {
     const objects = await render('stencil', namespace);
     expect(objects.map((o) => o.kind).sort()).toEqual([
       'ClusterRole',
+      'ClusterRole', // stencil:edit and stencil:view, for people (ADR 0033)
+      'ClusterRole',
       'ClusterRoleBinding',
       'Deployment',
       'PodDisruptionBudget',
@@ -141,6 +144,12 @@ describe('helm template', () => {
       'ValidatingWebhookConfiguration',
     ]);
     expect(await dryRunAll(objects)).toEqual([]);
+    const withoutUserRoles = await render('stencil', namespace, {
+      rbac: { aggregateToDefaultRoles: false },
+    });
+    expect(
+      withoutUserRoles.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name),
+    ).toEqual(['stencil']);
     const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
       spec: { template: { spec: { containers: { args: string[] }[] } } };
     };
@@ -383,7 +392,8 @@ describe('the operator under exactly the chart RBAC', () => {
       'Role',
       'RoleBinding',
     ];
-    rbacObjects.push(...objects.filter((o) => rbacKinds.includes(o.kind)));
+    // The operator's own: the roles for people (stencil:edit, stencil:view) bind no one.
+    rbacObjects.push(...objects.filter((o) => rbacKinds.includes(o.kind) && !isUserRole(o)));
     expect(rbacObjects.map((o) => o.kind).sort()).toEqual([...rbacKinds].sort());
     // A token for the chart's ServiceAccount (TokenRequest API), in a kubeconfig of its own.
     kubeconfigPath = join(scratch, 'operator.kubeconfig');

@@ -21,6 +21,9 @@ export type ResourceAttributes = Partial<
 
 const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
 
+/** The chart rendered with default values (tools/generate.ts). */
+const DEPLOY_FILE = join(import.meta.dirname, '..', '..', 'config', 'deploy', 'stencil.yaml');
+
 /** The ServiceAccount config/deploy/stencil.yaml (the chart with default values) runs as. */
 export const DEPLOY_ACCOUNT: ServiceAccountRef = { namespace: 'stencil-system', name: 'stencil' };
 
@@ -30,8 +33,22 @@ export const DEPLOY_ACCOUNT: ServiceAccountRef = { namespace: 'stencil-system', 
  * enough for every sample), the Role for its Lease and webhook Secret, and their bindings.
  */
 export function deployRbac(): KubeObject[] {
-  const file = join(import.meta.dirname, '..', '..', 'config', 'deploy', 'stencil.yaml');
-  return readManifests([file]).filter((o) => RBAC_KINDS.includes(o.kind));
+  return readManifests([DEPLOY_FILE]).filter((o) => RBAC_KINDS.includes(o.kind) && !isUserRole(o));
+}
+
+/** The chart's roles for people, as config/deploy/stencil.yaml holds them (see isUserRole). */
+export function deployUserRoles(): KubeObject[] {
+  return readManifests([DEPLOY_FILE]).filter(isUserRole);
+}
+
+/**
+ * The chart's roles for people (`rbac.aggregateToDefaultRoles`): folded into admin/edit/view and
+ * bound to no ServiceAccount, so not the operator's identity.
+ */
+export function isUserRole(object: KubeObject): boolean {
+  return Object.keys(object.metadata.labels ?? {}).some((label) =>
+    label.startsWith('rbac.authorization.k8s.io/aggregate-to-'),
+  );
 }
 
 /**

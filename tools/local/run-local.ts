@@ -31,6 +31,7 @@ import {
 import {
   BIND_ADMIN_RULE,
   deployRbac,
+  deployUserRoles,
   installOperatorIdentity,
   withClusterRules,
   withRequesterRbac,
@@ -97,6 +98,8 @@ const identity = await installOperatorIdentity(
   7 * 24 * 3600, // the token outlives any playground session
 );
 identity.connection.http.close();
+// As the chart installs them: who may edit a namespace may create TemplateInstances there.
+for (const role of deployUserRoles()) await cluster.apply(role);
 const operatorUser = `system:serviceaccount:${identity.account.namespace}:${identity.account.name}`;
 say(`the operator runs as ${operatorUser} (.local/operator.kubeconfig)`);
 // The webhook configurations, as the chart installs them (ADR 0023): owned by the install, with
@@ -232,7 +235,11 @@ Stencil is running against a local control plane. In another shell:
   ${kubectlPath} annotate networkpolicy default-deny -n team-a example.com/owner=me   # refused: strict mode
 
 You are admin; the operator is ${operatorUser}, the only one strict mode lets change
-what the team-a/baseline instance renders.
+what the team-a/baseline instance renders. To act as a tenant, make one an editor of team-a
+(the chart folds Stencil's roles into edit) and add --as alice:
+
+  ${kubectlPath} create rolebinding alice -n team-a --clusterrole=edit --user=alice
+  ${kubectlPath} get templateinstances -n team-a --as alice
 
 ${replicas
   .map(
