@@ -6,6 +6,7 @@ import type {
   ListWatchSource,
   WatchEventType,
   WatchHandle,
+  WatchQuery,
 } from '../framework/watches/informer.ts';
 import type { KubeHttp } from './http.ts';
 
@@ -66,13 +67,7 @@ export class KubeListWatch implements ListWatchSource {
 
   watch(
     path: string,
-    query: {
-      resourceVersion: string;
-      labelSelector?: string;
-      timeoutSeconds: number;
-      metadataOnly?: boolean;
-      sendInitialEvents?: boolean;
-    },
+    query: WatchQuery,
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
   ): Promise<WatchHandle> {

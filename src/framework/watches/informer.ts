@@ -17,6 +17,16 @@ export interface WatchHandle {
   abort(): void;
 }
 
+/** The parameters of one watch request. */
+export interface WatchQuery {
+  resourceVersion: string;
+  labelSelector?: string;
+  timeoutSeconds: number;
+  metadataOnly?: boolean;
+  /** Start with every existing object as ADDED, then a bookmark marking their end. */
+  sendInitialEvents?: boolean;
+}
+
 /** What an informer needs from the API server (implemented in src/kube). */
 export interface ListWatchSource {
   /**
@@ -27,14 +37,7 @@ export interface ListWatchSource {
   list(path: string, labelSelector?: string, metadataOnly?: boolean): Promise<ListResult>;
   watch(
     path: string,
-    query: {
-      resourceVersion: string;
-      labelSelector?: string;
-      timeoutSeconds: number;
-      metadataOnly?: boolean;
-      /** Start with every existing object as ADDED, then a bookmark marking their end. */
-      sendInitialEvents?: boolean;
-    },
+    query: WatchQuery,
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
   ): Promise<WatchHandle>;
