@@ -79,6 +79,29 @@ export const SECRET_LEAK_CASES: readonly SecretLeakCase[] = [
     body: configMap('  name: x\n  namespace: {{upper parameters.pw}}'),
     reason: 'TemplateExecutionFailed',
   },
+  // Found by a hostile-author probe (2026-12-07): pieces of the value, each too short for the
+  // redactor's word rule or read without a helper, glued into one scalar.
+  {
+    name: 'the Secret one character at a time, glued into a namespace',
+    body: configMap(
+      '  name: x\n  namespace: "x{{#each (split "" parameters.pw)}}{{this}}x{{/each}}"',
+    ),
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'the Secret read backwards, a character at a time, by lookup',
+    body: configMap(
+      `  name: x\n  namespace: "n-${Array.from({ length: 11 }, (_, i) => `{{lookup parameters.pw ${10 - i}}}`).join('')}"`,
+    ),
+    reason: 'TemplateExecutionFailed',
+  },
+  {
+    name: 'the Secret and its length read backwards by path, a character at a time',
+    body: configMap(
+      `  name: x\n  namespace: "n-{{parameters.pw.length}}-${Array.from({ length: 11 }, (_, i) => `{{parameters.pw.[${10 - i}]}}`).join('')}"`,
+    ),
+    reason: 'TemplateExecutionFailed',
+  },
 ];
 
 /** The Secret value the cases use unless a case needs its own. */
@@ -89,5 +112,12 @@ export const SECRET = 'SUPERSECRET';
  * at each placeholder, so a secret made of the letters around one is not mistaken for a leak.
  */
 export function shows(text: string, secret: string): boolean {
-  return text.split(/\[redacted: parameters\.\w+\]/).some((part) => part.includes(secret));
+  // A long secret also shows spread out (`xSxUxPx…`) or backwards; a short one would match
+  // ordinary words that way.
+  const spread = (s: string): RegExp =>
+    new RegExp([...s].map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.{0,2}'));
+  const forms = secret.length >= 8 ? [spread(secret), spread([...secret].reverse().join(''))] : [];
+  return text
+    .split(/\[redacted: parameters\.\w+\]/)
+    .some((part) => part.includes(secret) || forms.some((form) => form.test(part)));
 }

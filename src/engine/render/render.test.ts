@@ -431,6 +431,31 @@ describe('static checks of what a template may read', () => {
   });
 });
 
+describe('texts have no properties in a template', () => {
+  it.each([
+    ['a path to its length', '{{parameters.s.length}}'],
+    ['a path to a character', '{{parameters.s.[0]}}'],
+    ['lookup of a character', '{{lookup parameters.s 1}}'],
+    ['lookup of its length', '{{lookup parameters.s "length"}}'],
+    ['a path from inside with', '{{#with parameters.s}}{{this.[2]}}{{this.length}}{{/with}}'],
+    ['a block parameter', '{{#each parameters.l as |t|}}{{t.[0]}}{{t.length}}{{/each}}'],
+    ['@root', '{{@root.parameters.s.[0]}}'],
+  ])('%s finds nothing', (_what, expression) => {
+    const object = renderOne(configMap(`  a: "<${expression}>"`), { s: 'abc', l: ['xyz'] });
+    expect(object.data).toEqual({ a: '<>' });
+  });
+
+  it('lists and maps keep theirs', () => {
+    const object = renderOne(
+      configMap(
+        '  a: "{{parameters.l.length}} {{parameters.l.[1]}} {{parameters.m.k}} {{lookup parameters.m "k"}}"',
+      ),
+      { l: ['x', 'y'], m: { k: 'v' } },
+    );
+    expect(object.data).toEqual({ a: '2 y v v' });
+  });
+});
+
 describe('duplicate keys, checked in one pass', () => {
   const context = (parameters: Record<string, unknown>): RenderContext => ({
     parameters: parameters as RenderContext['parameters'],

@@ -39,7 +39,7 @@ import {
   type RegionSpan,
 } from './helper-regions.ts';
 import { failure, success, type Outcome, type Problem } from '../shared/problem.ts';
-import type { TaintedTexts } from '../redaction/redaction.ts';
+import { MIN_SUBSTRING_LENGTH, type TaintedTexts } from '../redaction/redaction.ts';
 import { Taint } from '../redaction/taint.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
 import { isMap } from '../shared/json-map.ts';
@@ -224,9 +224,44 @@ function metered(helper: Handlebars.HelperDelegate): Handlebars.HelperDelegate {
   };
 }
 
+/** What the compiler's `nameLookup` returns: fragments of the generated JavaScript. */
+type CodeFragments = unknown[];
+
+interface JavaScriptCompiler {
+  nameLookup(parent: unknown, name: string, type: string): CodeFragments;
+}
+
+/**
+ * Texts have no properties in a template: a path into one (`parameters.pw.length`,
+ * `parameters.pw.[0]`, `{{#with parameters.pw}}{{this.[3]}}`) and `lookup` of one find nothing.
+ * Provenance follows values through helpers; a property read of a text would hand the template
+ * a Secret's value one untracked character (or its length) at a time. Done in the compiled
+ * code, through the compiler's public `nameLookup` hook: the runtime offers no other.
+ */
+function withoutTextProperties(hb: typeof Handlebars): void {
+  const env = hb as unknown as { JavaScriptCompiler: new () => JavaScriptCompiler };
+  const Base = env.JavaScriptCompiler;
+  class TextlessCompiler extends Base {
+    override nameLookup(parent: unknown, name: string, type: string): CodeFragments {
+      const lookup = super.nameLookup(parent, name, type);
+      if (type !== 'context' && type !== 'data') return lookup;
+      // Handlebars itself evaluates `parent` twice (`parent != null ? lookup : parent`).
+      return ['(typeof ', parent, ' === "string" ? undefined : ', lookup, ')'];
+    }
+  }
+  // Block bodies are compiled by `new this.compiler()`: they must get this compiler too.
+  (TextlessCompiler.prototype as unknown as { compiler: unknown }).compiler = TextlessCompiler;
+  env.JavaScriptCompiler = TextlessCompiler;
+  const lookup = hb.helpers.lookup as (...args: unknown[]) => unknown;
+  hb.registerHelper('lookup', function (this: unknown, ...args: unknown[]) {
+    return typeof args[0] === 'string' ? undefined : lookup.apply(this, args);
+  });
+}
+
 function createEnvironment(): typeof Handlebars {
   const hb = Handlebars.create();
   registerHelpers(hb);
+  withoutTextProperties(hb);
   hb.unregisterHelper('log');
   for (const name of HELPER_NAMES) {
     hb.registerHelper(name, metered(hb.helpers[name] as Handlebars.HelperDelegate));
@@ -738,10 +773,10 @@ function originOf(
  */
 function substituteValues(
   doc: Document,
-  state: Pick<RenderState, 'values' | 'sources'>,
+  state: Pick<RenderState, 'values' | 'sources' | 'taint'>,
   origins: ValueOrigin[],
 ): Set<Scalar> {
-  const { values, sources } = state;
+  const { values, sources, taint } = state;
   const keys = new Set<Scalar>();
   visit(doc, {
     Scalar(key, node, ancestors) {
@@ -759,6 +794,13 @@ function substituteValues(
           ids.push(Number(id));
           return scalarText(values[Number(id)]);
         });
+        // A scalar glued from pieces, one of them from a Secret and too short to be found
+        // inside a word (`x{{this}}x` over its characters), is tainted as a whole: a message
+        // may quote the scalar. A longer piece is found and redacted where it stands.
+        const short = ids
+          .map((id) => values[id])
+          .filter((v) => scalarText(v).length < MIN_SUBSTRING_LENGTH);
+        taint.propagate(short, node.value);
       }
       if (key !== 'key') {
         const origin = originOf(sources, ids, pointerOf(ancestors, node), entire);
@@ -885,7 +927,7 @@ function syntaxProblem(
 
 function parseDocuments(
   text: string,
-  state: Pick<RenderState, 'values' | 'sources'>,
+  state: Pick<RenderState, 'values' | 'sources' | 'taint'>,
   helpers: HelperText,
 ): Outcome<RenderedDocument[]> {
   const lineCounter = new LineCounter();
