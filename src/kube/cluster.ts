@@ -262,18 +262,33 @@ export class KubeCluster implements ClusterPort {
     return this.mergeMetadata(object, patch, 'metadata update');
   }
 
+  async patchSpec(object: ObjectHead, spec: Record<string, unknown>): Promise<KubeObject> {
+    return this.merge(object, { spec }, 'spec update');
+  }
+
   /** One merge patch of metadata, conditional on the resourceVersion `object` was read at. */
   private async mergeMetadata(
     object: ObjectHead,
     fields: MetadataPatch,
     what: string,
   ): Promise<KubeObject> {
+    return this.merge(object, { metadata: fields }, what);
+  }
+
+  /** One merge patch, conditional on the resourceVersion `object` was read at. */
+  private async merge(
+    object: ObjectHead,
+    body: { metadata?: MetadataPatch; spec?: Record<string, unknown> },
+    what: string,
+  ): Promise<KubeObject> {
     const path = await this.objectPath(object);
     this.admitWrite(what);
+    const metadata = { resourceVersion: requiredVersion(object), ...body.metadata };
     return this.http.request<KubeObject>({
       method: 'PATCH',
       path,
-      body: { metadata: { resourceVersion: requiredVersion(object), ...fields } },
+      query: { fieldManager: this.fieldManager },
+      body: { ...body, metadata },
       contentType: 'application/merge-patch+json',
       signal: this.signal,
     });

@@ -125,6 +125,8 @@ export interface ClusterPort {
    * patch, conditional on the resourceVersion of `object` like setFinalizers.
    */
   patchMetadata(object: ObjectHead, patch: MetadataPatch): Promise<KubeObject>;
+  /** One merge patch of `spec`, conditional on the resourceVersion of `object` like setFinalizers. */
+  patchSpec(object: ObjectHead, spec: Record<string, unknown>): Promise<KubeObject>;
   /**
    * A version the API server serves `kind` of `group` at (the group's preferred one first), or
    * undefined when it serves none: to list a kind recorded without its version.

@@ -2,7 +2,7 @@
 // and the instances it stamped from the caches, lets the engine plan, then stamps instances by
 // server-side apply (a field manager of its own), deletes or releases the ones whose namespace
 // no longer matches, and writes the counts and the Ready condition.
-import type { KubeObject } from '../api/object-meta.ts';
+import type { JsonValue, KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
 import type { TemplateInstance } from '../api/template-instance.ts';
 import type {
@@ -15,8 +15,10 @@ import {
   TEMPLATE_INSTANCE_SET_KIND,
   TEMPLATE_KIND,
 } from '../api/well-known.ts';
+import { canonicalJson } from '../engine/shared/canonical-json.ts';
 import { mergeConditions, rfc3339 } from '../engine/shared/conditions.ts';
 import {
+  exactSpec,
   planSet,
   releasedInstance,
   stampedBy,
@@ -144,7 +146,17 @@ export class InstanceSetReconciler implements Reconciler {
       // The cache may be behind: an instance someone else just created is never taken over.
       const live = await this.writable(pass, instance);
       if (live === undefined) return;
-      await pass.stamper.apply(conditional(instance, live ?? undefined));
+      const applied = (await pass.stamper.apply(
+        conditional(instance, live ?? undefined),
+      )) as unknown as TemplateInstance;
+      // What someone else added to the spec (a parameter the Set does not list, a pinned
+      // revision) outlives the apply: the Set's spec is the whole spec, or a tenant with `edit`
+      // could set any parameter of the instance the platform placed in their namespace.
+      if (canonicalJson(applied.spec) !== canonicalJson(instance.spec))
+        await pass.stamper.patchSpec(
+          asObject(applied),
+          exactSpec(applied.spec, instance.spec as unknown as JsonValue) as Record<string, unknown>,
+        );
       this.deps.log('info', 'stamped instance', { set: pass.set.metadata.name, instance: where });
     } catch (error) {
       pass.errors.push(`stamping ${where}: ${(error as Error).message}`);

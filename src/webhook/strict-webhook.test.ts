@@ -33,6 +33,7 @@ function recordingCluster(writes: string[]): ClusterPort {
     setFinalizers: refuse('setFinalizers'),
     removeAnnotation: refuse('removeAnnotation'),
     patchMetadata: refuse('patchMetadata'),
+    patchSpec: refuse('patchSpec'),
     servedVersion: () => Promise.resolve('v1'),
     recordEvent: () => Promise.resolve(),
     identity: () => Promise.resolve('operator'),

@@ -228,6 +228,35 @@ describe('a TemplateInstanceSet over a namespace selector', () => {
     expect((await settingsIn(ns.n1))?.color).toBe('blue');
   });
 
+  it('takes back a parameter and a pinned revision someone else added to a stamped instance', async () => {
+    // A tenant with `edit` in n1 (ADR 0033) adds what the Set does not list: server-side apply
+    // under another field manager keeps it, so the Set must remove it itself.
+    await user.apply({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      metadata: { name: SET, namespace: ns.n1 },
+      spec: {
+        templateRef: { name: 'team-settings', namespace: platform, revision: 1 },
+        parameters: [{ name: 'replicas', value: 99 }],
+      },
+    });
+    await eventually(async () => {
+      const spec = (await instanceIn(ns.n1))?.spec;
+      return (
+        spec?.parameters?.every((p) => p.name !== 'replicas') === true &&
+        spec.templateRef.revision === undefined
+      );
+    }, 'the added parameter and revision removed from the stamped instance');
+    await eventually(
+      async () => (await settingsIn(ns.n1))?.replicas === '1',
+      'n1 rendered with the Set parameters only',
+    );
+    expect((await instanceIn(ns.n1))?.spec.parameters?.map((p) => p.name)).toEqual([
+      'greeting',
+      'color',
+    ]);
+  });
+
   it('gives a namespace the Template refuses no instance, and lists it as failing', async () => {
     await labelNamespace(ns.refused, { [TEAM]: 'x' });
     const status = await counts(3, 2, 1);

@@ -16,6 +16,7 @@ import {
   selectorProblem,
   setSpecProblem,
   stampedInstance,
+  exactSpec,
   stampedParameters,
   upToDate,
   type NamespaceView,
@@ -587,4 +588,29 @@ describe('properties over random namespace fleets', () => {
       expect(JSON.stringify([input.set, input.namespaces, input.stamped])).toBe(before);
     },
   );
+});
+
+describe('exactSpec: the merge patch that makes a stamped spec exactly the Set one', () => {
+  const desired = {
+    templateRef: { name: 't', namespace: 'platform' },
+    parameters: [{ name: 'greeting', value: 'hi' }],
+  };
+
+  it.each([
+    ['nothing added', desired, desired],
+    [
+      'a parameter appended (lists are replaced whole)',
+      { ...desired, parameters: [...desired.parameters, { name: 'maxPods', value: 100000 }] },
+      desired,
+    ],
+    [
+      'a revision pinned',
+      { ...desired, templateRef: { ...desired.templateRef, revision: 1 } },
+      { ...desired, templateRef: { ...desired.templateRef, revision: null } },
+    ],
+    ['a field the Set does not write', { ...desired, ttl: '1s' }, { ...desired, ttl: null }],
+    ['no live spec', undefined, desired],
+  ])('%s', (_what, live, patch) => {
+    expect(exactSpec(live, desired)).toEqual(patch);
+  });
 });

@@ -273,6 +273,24 @@ export function upToDate(live: TemplateInstance, desired: TemplateInstance): boo
   );
 }
 
+/**
+ * The merge patch that makes `live` exactly `desired`: what `desired` holds, and null for every
+ * key `live` has beyond it, at any depth of maps (lists are replaced whole by a merge patch).
+ * Server-side apply keeps what another manager added (a parameter a tenant appended to a stamped
+ * instance, a revision pinned in its templateRef); the Set owns a stamped spec whole.
+ */
+export function exactSpec(live: unknown, desired: JsonValue): JsonValue {
+  if (!isPlainMap(live) || !isPlainMap(desired)) return desired;
+  const patch: Record<string, JsonValue> = {};
+  for (const key of Object.keys(live)) if (!Object.hasOwn(desired, key)) patch[key] = null;
+  for (const [key, value] of Object.entries(desired)) patch[key] = exactSpec(live[key], value);
+  return patch;
+}
+
+function isPlainMap(value: unknown): value is Record<string, JsonValue> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Ready / Failed / pending of an instance, judged on a status of its current generation. */
 function instanceOutcome(instance: TemplateInstance, namespace: string): NamespaceOutcome {
   const status = instance.status;
