@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
-import { API_VERSION } from '../../src/api/well-known.ts';
+import { API_VERSION, LABEL_INSTANCE_UID } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { configMap, fromSecret, instance, secret, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
@@ -20,6 +20,14 @@ metadata:
   name: {{instance.name}}
 data:
   password: {{parameters.password}}
+`;
+
+const configMapBody = (color: string): string => `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{instance.name}}
+data:
+  color: ${color}
 `;
 
 async function data(name: string): Promise<Record<string, string> | undefined> {
@@ -161,6 +169,27 @@ data:
       'the deleted ConfigMap to be recreated',
     );
     await eventRecorded(user, ns, 'DriftReverted');
+  });
+
+  it('notices an edit that also rewrites the owner label, and says the object is no longer its own', async () => {
+    await user.apply(
+      template(ns, 'relabel', { sync: { mode: 'revert' }, handlebars: configMapBody('blue') }),
+    );
+    await user.apply(instance(ns, 'relabel', 'relabel'));
+    await ready('relabel');
+    // Found by a hostile-tenant probe: the drift event used to reach only the owner the object
+    // names now, so the edit went unnoticed and the instance stayed Ready.
+    await user.apply({
+      ...configMap(ns, 'relabel', { color: 'hacked' }),
+      metadata: { name: 'relabel', namespace: ns, labels: { [LABEL_INSTANCE_UID]: 'nobody' } },
+    });
+    const failed = await eventually(async () => {
+      const s = await status('relabel');
+      return s?.phase === 'Failed' && s;
+    }, 'relabel to report the object it lost');
+    expect(failed.conditions?.find((c) => c.type === 'Ready')?.message).toContain(
+      'is not managed by this instance',
+    );
   });
 
   it('re-renders a LIST-mode parameter when a matching object is added or removed', async () => {

@@ -63,7 +63,7 @@ function registryOver(source: FakeSource): {
       informers.push(informer);
       informer.addHandlers({
         add: (o, origin) => onEvent('ADDED', o, origin),
-        update: (o, _old, origin) => onEvent('MODIFIED', o, origin),
+        update: (o, old, origin) => onEvent('MODIFIED', o, origin, old),
         delete: (o, origin) => onEvent('DELETED', o, origin),
       });
       void informer.start();
@@ -169,6 +169,21 @@ describe('the source registry', () => {
       'ns/get source ADDED db (watch)',
       'ns/list source ADDED db (watch)',
       'ns/list source ADDED other (watch)',
+    ]);
+  });
+
+  it('tells the owner an object named before when its owner label is rewritten', async () => {
+    const source = new FakeSource();
+    const { registry, notices } = registryOver(source);
+    const drift = { type: 'drift', apiVersion: 'v1', kind: 'Secret', ownerUid: 'u1' } as const;
+    await registry.set('ns/drift', [{ key: drift }]);
+    await settle();
+    const [drifts] = source.streams;
+    drifts!('ADDED', secret('rendered', '4', 'u1'));
+    drifts!('MODIFIED', secret('rendered', '5', 'nobody'));
+    expect(summary(notices)).toEqual([
+      'ns/drift drift ADDED rendered (watch)',
+      'ns/drift drift MODIFIED rendered (watch)',
     ]);
   });
 

@@ -36,7 +36,13 @@ export interface ChangeNotice {
  */
 export type WatchStarter = (
   key: WatchKey,
-  onEvent: (type: ChangeType, object: KubeObject, origin: EventOrigin) => void,
+  /** `previous`: the object before a MODIFIED event, when the watch has it. */
+  onEvent: (
+    type: ChangeType,
+    object: KubeObject,
+    origin: EventOrigin,
+    previous?: KubeObject,
+  ) => void,
   labelSelector: string | undefined,
 ) => Promise<Informer | undefined>;
 
@@ -234,7 +240,7 @@ export class SourceRegistry {
     if (!entry || entry.informer) return Promise.resolve();
     entry.starting ??= this.start(
       entry.key,
-      (type, object, origin) => this.route(id, type, object, origin),
+      (type, object, origin, previous) => this.route(id, type, object, origin, previous),
       labelSelectorOf(entry.key, this.ownerLabel),
     )
       .then((informer) => {
@@ -258,19 +264,30 @@ export class SourceRegistry {
    * An initial list reports what existed before the watch, which its dependents read
    * themselves: it is not routed as a change. `catchUp` reports what differs from their reads.
    */
-  private route(id: string, type: ChangeType, object: KubeObject, origin: EventOrigin): void {
+  private route(
+    id: string,
+    type: ChangeType,
+    object: KubeObject,
+    origin: EventOrigin,
+    previous?: KubeObject,
+  ): void {
     if (origin === 'initial-list') return;
     const entry = this.entries.get(id);
     if (!entry) return;
+    // A drift event also reaches the owner the object named before: someone who rewrites the
+    // owner label (and the data with it) must not slip the change past the instance that owns it.
+    const versions = previous ? [object, previous] : [object];
     const reached = new Set(
-      routesOf(entry.key.type, object, this.ownerLabel).flatMap((r) =>
-        membersOf(entry.routes.get(r)),
+      versions.flatMap((version) =>
+        routesOf(entry.key.type, version, this.ownerLabel).flatMap((r) =>
+          membersOf(entry.routes.get(r)),
+        ),
       ),
     );
     for (const dependent of reached) {
       const dependency = entry.dependents
         .get(dependent)
-        ?.find((d) => concerns(d.key, object, this.ownerLabel));
+        ?.find((d) => versions.some((version) => concerns(d.key, version, this.ownerLabel)));
       if (dependency) this.notify({ dependent, dependency: dependency.key, object, type, origin });
     }
   }

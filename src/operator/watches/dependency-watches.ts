@@ -97,7 +97,7 @@ export class DependencyWatches implements DependencyTracker {
             }
           : undefined,
       },
-      (event, _old, origin) => onEvent(event.type, event.object, origin),
+      (event, old, origin) => onEvent(event.type, event.object, origin, old),
     );
   }
 
