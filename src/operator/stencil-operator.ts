@@ -211,6 +211,7 @@ export class StencilOperator {
         cluster,
         cache,
         schemas,
+        renderer: this.renders.render,
         unpublished: (apiVersions) => this.publishedSchemas.unpublished(apiVersions),
         apiGroups: options.apiGroups,
         publishedBy: (namespace, name) => cache.publishedBy(namespace, name),

@@ -17,7 +17,6 @@ import {
   type ConditionDraft,
 } from '../engine/shared/conditions.ts';
 import {
-  evaluateTemplate,
   evaluateTemplateChecked,
   type TemplateEvaluation,
 } from '../engine/evaluation/template-evaluation.ts';
@@ -33,6 +32,7 @@ import {
   type PublishedNow,
 } from './template-api.ts';
 import type { Kinded, ObjectSchemas } from '../engine/object-schema/object-schema.ts';
+import type { RenderRunner } from '../engine/render/render-job.ts';
 import type { Reconciler, Request, Result } from '../framework/reconciler.ts';
 import type { ClusterPort } from './cluster-port.ts';
 import type { CacheReader } from './reader.ts';
@@ -49,6 +49,11 @@ export interface TemplateReconcilerDeps {
    * publishes (ADR 0030), as `stencil validate` checks them against the offline ones.
    */
   schemas?: ObjectSchemas;
+  /**
+   * Runs the trial render (the operator's render pool, under its deadline: ADR 0018); on this
+   * thread when absent.
+   */
+  renderer?: RenderRunner;
   /**
    * Of the apiVersions given, those the schemas lack because the API server has not published
    * them yet (ClusterSchemas.unpublished).
@@ -133,9 +138,7 @@ export class TemplateReconciler implements Reconciler {
     template: Template,
   ): Promise<{ evaluation: TemplateEvaluation; api: ApiCheck; publishedNow: PublishedNow[] }> {
     const { schemas } = this.deps;
-    const checked = schemas
-      ? await evaluateTemplateChecked(template, schemas)
-      : evaluateTemplate(template);
+    const checked = await evaluateTemplateChecked(template, schemas, this.deps.renderer);
     const publishedNow = this.publishedNow(template);
     const api = await this.checkApi(cluster, template, checked, publishedNow);
     const evaluation = api.problems.length > 0 ? refused(checked, api.problems) : checked;

@@ -171,3 +171,75 @@ describe('a render that would take minutes', { timeout: 90_000 }, () => {
     expect(lost).toBe(false);
   });
 });
+
+describe('a Template whose own trial render would take minutes', { timeout: 90_000 }, () => {
+  it('is checked in the render pool: it stalls nobody and says it was stopped', async () => {
+    // Found by a hostile-author probe: the Template check rendered on the event loop, with no
+    // deadline, and held every tenant for as long as it ran.
+    // The slow instance of the test before retries its render: out of the pool's way first.
+    await user.delete({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'slow',
+      namespace: ns,
+    });
+    await eventually(
+      async () => (await instanceStatus(user, ns, 'slow')) === undefined,
+      'the slow instance gone',
+      30_000,
+    );
+    const map = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]));
+    await user.apply(
+      template(ns, 'slow-defaults', {
+        sync: { mode: 'revert' },
+        parameters: [
+          { name: 'v', type: 'string', value: 'x' },
+          { name: 'a', type: 'object', value: map },
+          { name: 'b', type: 'object', value: map },
+          { name: 'l', type: 'array', value: Array.from({ length: 60_000 }, (_, i) => i) },
+        ],
+        handlebars: SLOW_BODY,
+      }),
+    );
+    await user.apply(
+      template(quietNs, 'named', {
+        ...SPEC,
+        handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n',
+      }),
+    );
+    await user.apply(instance(quietNs, 'quiet-2', 'named'));
+    await eventually(
+      async () => (await readyOf(quietNs, 'quiet-2')) === 'Reconciled',
+      'quiet-2 Ready',
+      20_000,
+    );
+    const quiet = await instanceStatus(user, quietNs, 'quiet-2');
+    const quietObject = (await user.get({
+      apiVersion: API_VERSION,
+      kind: 'TemplateInstance',
+      name: 'quiet-2',
+      namespace: quietNs,
+    }))!;
+    // Timestamps have whole seconds: Ready within the second after the one it was created in.
+    expect(
+      Date.parse(conditionOf(quiet)!.lastTransitionTime) -
+        Date.parse(quietObject.metadata.creationTimestamp!),
+    ).toBeLessThanOrEqual(1_000);
+    const dryRun = await eventually(
+      async () => {
+        const object = (await user.get({
+          apiVersion: API_VERSION,
+          kind: 'Template',
+          name: 'slow-defaults',
+          namespace: ns,
+        })) as { status?: { conditions?: { type: string; status: string; message: string }[] } };
+        const condition = object.status?.conditions?.find((c) => c.type === 'DryRunRendered');
+        return condition?.status === 'False' && condition;
+      },
+      'the Template check to stop at the deadline',
+      40_000,
+    );
+    console.log(`[stalled-render] ${dryRun.message}`);
+    expect(dryRun.message).toContain('took longer than 10 s (--render-timeout) and was stopped');
+  });
+});

@@ -21,7 +21,13 @@ import { summarizeProblems, type Problem } from '../shared/problem.ts';
 import { readyWhenProblems } from '../health/ready-when-check.ts';
 import { renderedObjectProblem } from '../objects/annotation-checks.ts';
 import { stampSourcesHash } from '../sync/restart-on-change.ts';
-import { compileTemplate, renderTemplate, type RenderedDocument } from '../render/render.ts';
+import { compileTemplate, type RenderedDocument, type RenderOutcome } from '../render/render.ts';
+import {
+  renderInProcess,
+  runRenderJob,
+  type RenderJob,
+  type RenderRunner,
+} from '../render/render-job.ts';
 import { builtinScope, placeResources } from '../objects/resource-scope.ts';
 import { validateAgainstCrd } from '../crd-schema/schema-validation.ts';
 
@@ -162,9 +168,35 @@ type Trial =
       placeholders: Set<string>;
     };
 
-function trialRender(template: Template): Trial {
+/**
+ * The trial render as a job (literal defaults, placeholders for the others), so the operator can
+ * run it in its render pool under the deadline of every render (ADR 0018): a Template is written
+ * by a person too, and its render must not hold the one event loop every tenant shares.
+ */
+export function trialJob(template: Template): RenderJob {
   const declared = template.spec.parameters ?? [];
-  const { values, placeholders } = trialValues(declared);
+  const namespace = template.metadata.namespace ?? 'default';
+  return {
+    template: `${namespace}/${template.metadata.name ?? ''}`,
+    body: template.spec.handlebars,
+    parameters: declared.map((p) => p.name),
+    context: {
+      parameters: trialValues(declared).values,
+      instance: { ...DRY_RUN_INSTANCE, namespace },
+      template: {
+        name: template.metadata.name ?? '',
+        namespace,
+        generation: template.metadata.generation ?? 0,
+      },
+    },
+    producers: new Map(),
+    secret: [],
+  };
+}
+
+/** The trial render's objects, placed as the Template's policy says, or why there are none. */
+function trialOf(template: Template, rendered: RenderOutcome): Trial {
+  const { values, placeholders } = trialValues(template.spec.parameters ?? []);
   const namespace = template.metadata.namespace ?? 'default';
   // A failure with placeholders says nothing about the Template: the dry run is skipped.
   const refused = (problems: Problem[]): Trial => ({
@@ -173,20 +205,6 @@ function trialRender(template: Template): Trial {
       placeholders.size > 0
         ? skipped(placeholders)
         : draft(T.DryRunRendered, false, R.RenderFailed, summarizeProblems(problems)),
-  });
-  const compiled = compileTemplate(
-    template.spec.handlebars,
-    declared.map((p) => p.name),
-  );
-  if (!compiled.ok) return refused(compiled.problems);
-  const rendered = renderTemplate(compiled.value, {
-    parameters: values,
-    instance: { ...DRY_RUN_INSTANCE, namespace },
-    template: {
-      name: template.metadata.name ?? '',
-      namespace,
-      generation: template.metadata.generation ?? 0,
-    },
   });
   if (!rendered.ok) return refused(rendered.problems);
   const placed = placeResources(
@@ -277,12 +295,8 @@ function schemaFindings(
   return { problems: [...placements.problems, ...values.problems], notes: values.notes };
 }
 
-/**
- * Evaluates a Template object (as read from the API server or a file). With `schemas`, the
- * rendered objects are checked against the schemas of their kinds, and the parameters placed as
- * whole field values against the fields' types.
- */
-export function evaluateTemplate(object: unknown, schemas?: ObjectSchemas): TemplateEvaluation {
+/** The checks before the trial render: the schema, then the static ones. */
+function precheck(object: unknown): TemplateEvaluation | Template {
   const schemaProblems = validateAgainstCrd('Template', object);
   if (schemaProblems.length > 0) {
     return {
@@ -294,10 +308,22 @@ export function evaluateTemplate(object: unknown, schemas?: ObjectSchemas): Temp
   }
   const template = object as Template;
   const problems = staticProblems(template);
-  if (problems.length > 0) return invalid(problems, []);
-  const trial = trialRender(template);
+  return problems.length > 0 ? invalid(problems, []) : template;
+}
+
+const isEvaluation = (checked: TemplateEvaluation | Template): checked is TemplateEvaluation =>
+  'phase' in checked;
+
+/** The verdict on a Template that passed the prechecks, from its trial render. */
+function judged(
+  template: Template,
+  rendered: RenderOutcome,
+  schemas?: ObjectSchemas,
+): TemplateEvaluation {
+  const trial = trialOf(template, rendered);
   if (!trial.ok) return valid(trial.condition, []);
   const renderedKinds = kindsOf(trial.placed);
+  const problems: Problem[] = [];
   const annotated = annotationProblem(trial);
   if (annotated)
     problems.push({ path: 'spec.handlebars', reason: R.ValidationFailed, message: annotated });
@@ -309,6 +335,17 @@ export function evaluateTemplate(object: unknown, schemas?: ObjectSchemas): Temp
       ? skipped(trial.placeholders)
       : dryRun(template, trial, findings.notes);
   return valid(dry, renderedKinds);
+}
+
+/**
+ * Evaluates a Template object (as read from the API server or a file), rendering on this thread.
+ * With `schemas`, the rendered objects are checked against the schemas of their kinds, and the
+ * parameters placed as whole field values against the fields' types.
+ */
+export function evaluateTemplate(object: unknown, schemas?: ObjectSchemas): TemplateEvaluation {
+  const checked = precheck(object);
+  if (isEvaluation(checked)) return checked;
+  return judged(checked, runRenderJob(trialJob(checked)), schemas);
 }
 
 /** The checks that need no render: Handlebars, helpers, references, defaults, sources. */
@@ -356,15 +393,19 @@ function kindsOf(objects: readonly KubeObject[]): Kinded[] {
 }
 
 /**
- * evaluateTemplate with the schema checks, after preparing `schemas` for the kinds the Template
- * renders (a first evaluation finds them; compiling is cached, so the second renders only).
+ * evaluateTemplate with the trial render run by `renderer` (the operator's render pool), and with
+ * the schema checks when `schemas` are given, prepared for the kinds the Template renders.
  */
 export async function evaluateTemplateChecked(
   object: unknown,
-  schemas: ObjectSchemas,
+  schemas: ObjectSchemas | undefined,
+  renderer: RenderRunner = renderInProcess,
 ): Promise<TemplateEvaluation> {
-  const first = evaluateTemplate(object);
-  if (first.renderedKinds.length === 0) return first;
+  const checked = precheck(object);
+  if (isEvaluation(checked)) return checked;
+  const rendered = await renderer(trialJob(checked));
+  const first = judged(checked, rendered);
+  if (!schemas || first.renderedKinds.length === 0) return first;
   await schemas.prepare(first.renderedKinds);
-  return evaluateTemplate(object, schemas);
+  return judged(checked, rendered, schemas);
 }
