@@ -91,6 +91,29 @@ describe('a helper applied to a Secret-backed value never shows it in a failure'
   });
 });
 
+describe('the keys of a map read from a Secret', () => {
+  // Found by a hostile-tenant probe: keys were not redacted (a map of user to token).
+  it.each([
+    ['written out by @key', 'namespace: "{{#each parameters.p}}{{@key}}{{/each}}"'],
+    ['quoted by a later message', 'namespace: elsewhere\n  labels: {{toJson parameters.p}}'],
+  ])('are not shown when %s', async (_how, metadata) => {
+    const evaluation = await evaluateInstance({
+      instance: anInstance([{ name: 'p', valueFrom: { secretKeyRef: { name: 's', key: 'p' } } }]),
+      template: aTemplate([{ name: 'p', type: 'object' }], {
+        handlebars: configMap(`  ${metadata}`),
+      }),
+      namespaceLabels: {},
+      port: new MemorySource([aSecret('s', 'team-a', { p: '{"SECRETKEYNAME":"v"}' })]),
+    });
+    expect(evaluation.ok).toBe(false);
+    const text = visible(evaluation);
+    expect(text).not.toContain('SECRETKEYNAME');
+    expect(
+      evaluation.redactor.redact('metadata.labels: Invalid value: "SECRETKEYNAME"'),
+    ).not.toContain('SECRETKEYNAME');
+  });
+});
+
 describe('a large Secret', () => {
   // A CA bundle, a PEM chain, a kubeconfig: tens of kilobytes up to a MiB.
   const pem = (size: number): string => {

@@ -38,10 +38,10 @@ describe('a Redactor', () => {
     expect(out).not.toContain('line two');
   });
 
-  it('hides every scalar of a list or map read from a Secret', () => {
+  it('hides every scalar and key of a list or map read from a Secret', () => {
     const r = Redactor.of([{ name: 'list', value: ['alpha-one', { k: 'beta-two', n: 12345 }] }]);
-    expect(r.redact('alpha-one beta-two 12345 k')).toBe(
-      '[redacted: parameters.list] [redacted: parameters.list] [redacted: parameters.list] k',
+    expect(r.redact('alpha-one beta-two 12345 k kept')).toBe(
+      '[redacted: parameters.list] [redacted: parameters.list] [redacted: parameters.list] [redacted: parameters.list] kept',
     );
   });
 

@@ -24,8 +24,8 @@ export type TaintedTexts = ReadonlyMap<string, string>;
 export const MIN_SUBSTRING_LENGTH = 4;
 
 /**
- * Scalars of a value, without recursion (a value read from a Secret may be nested deeply). Map
- * keys are not: a key names a field.
+ * Scalars and map keys of a value, without recursion (a value read from a Secret may be nested
+ * deeply).
  */
 function leaves(value: JsonValue, out: string[]): void {
   const stack: JsonValue[] = [value];
@@ -34,7 +34,13 @@ function leaves(value: JsonValue, out: string[]): void {
     if (item === null) continue;
     if (typeof item === 'string') out.push(item);
     else if (typeof item === 'number' || typeof item === 'boolean') out.push(String(item));
-    else for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
+    else if (Array.isArray(item)) for (const child of item) stack.push(child);
+    else
+      for (const [key, child] of Object.entries(item)) {
+        // A map's keys are part of the Secret's value too (a map of user to token).
+        out.push(key);
+        stack.push(child);
+      }
   }
 }
 

@@ -7,15 +7,17 @@ function taintOf(parameters: Record<string, unknown>, secret: string[]): Taint {
 }
 
 describe('the taint of a render', () => {
-  it('starts with every scalar of a Secret-backed parameter, and the maps that hold them', () => {
+  it('starts with every scalar and key of a Secret-backed parameter, and the maps that hold them', () => {
     const parameters = { pw: 'hunter2', cfg: { user: 'u', list: ['a1', 42, true] }, plain: 'x' };
     const taint = taintOf(parameters, ['pw', 'cfg']);
     expect([...taint.derived.entries()].sort()).toEqual([
       ['42', 'cfg'],
       ['a1', 'cfg'],
       ['hunter2', 'pw'],
+      ['list', 'cfg'],
       ['true', 'cfg'],
       ['u', 'cfg'],
+      ['user', 'cfg'],
     ]);
     expect(taint.ownerOf(parameters.cfg.list)).toBe('cfg');
     expect(taint.ownerOf(parameters)).toBe('pw');

@@ -78,7 +78,13 @@ export class Taint {
           continue;
         }
         this.containers.set(item, owner);
-        for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
+        if (Array.isArray(item)) for (const child of item) stack.push(child);
+        else
+          for (const [key, child] of Object.entries(item)) {
+            // Its keys are Secret data too: `{{#each pw}}{{@key}}{{/each}}` writes them out.
+            this.text(key, owner);
+            stack.push(child);
+          }
       }
     }
   }
