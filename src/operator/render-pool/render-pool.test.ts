@@ -82,6 +82,28 @@ describe('the render pool', { timeout: 60_000 }, () => {
     expect((await slow).ok).toBe(false);
   });
 
+  it('serves namespaces in turn: a quiet one waits for one slow render, not for all of them', async () => {
+    // Found by a hostile-author probe: eight renders of one namespace, each running to the
+    // deadline, held every other namespace's render for their whole sum.
+    pool = new RenderPool({ size: 1, timeoutMs: 1_000 });
+    const done: string[] = [];
+    const inNamespace = (given: RenderJob, namespace: string): RenderJob => ({
+      ...given,
+      context: { ...given.context, instance: { ...given.context.instance, namespace } },
+    });
+    const slow = minutesLong();
+    const renders = [
+      ...['noisy-1', 'noisy-2', 'noisy-3'].map((name) =>
+        pool!.render(inNamespace(slow, 'noisy')).then(() => done.push(name)),
+      ),
+      pool
+        .render(inNamespace(job(CONFIG_MAP, { pw: 'x' }), 'quiet'))
+        .then(() => done.push('quiet')),
+    ];
+    await Promise.all(renders);
+    expect(done).toEqual(['noisy-1', 'quiet', 'noisy-2', 'noisy-3']);
+  });
+
   it('starts workers on demand and terminates idle ones but the last (issue #25)', async () => {
     pool = new RenderPool({ size: 2, timeoutMs: 30_000, idleMs: 300 });
     expect(pool.workers).toBe(0);

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { InstanceReason } from '../../api/condition.ts';
 import type { RenderJob, RenderRunner } from '../../engine/render/render-job.ts';
 import type { RenderOutcome } from '../../engine/render/render.ts';
+import { FairQueue } from '../../framework/fair-queue.ts';
 
 export interface RenderPoolOptions {
   /** Worker threads (default: 2, or 1 on one core). */
@@ -79,7 +80,13 @@ function failed(
 
 export class RenderPool {
   private readonly slots: Slot[] = [];
-  private readonly waiting: Task[] = [];
+  /**
+   * Renders waiting for a worker, by id, served fairly across namespaces (ADR 0024's queue): one
+   * namespace's renders that each run to the deadline must not hold another's for all of them.
+   */
+  private readonly waiting = new Map<string, Task>();
+  private readonly order = new FairQueue();
+  private nextId = 0;
   private readonly size: number;
   private closed = false;
 
@@ -94,14 +101,16 @@ export class RenderPool {
         resolve(failed('the operator is shutting down; the render was not run'));
         return;
       }
-      this.waiting.push({ job, resolve });
+      const id = String(this.nextId++);
+      this.waiting.set(id, { job, resolve });
+      this.order.push(id, job.context.instance.namespace);
       this.dispatch();
     });
 
   /** Terminates every worker; renders still waiting fail. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const task of this.waiting.splice(0))
+    for (const task of this.takeWaiting())
       task.resolve(failed('the operator is shutting down; the render was not run'));
     const stopped = failed('the operator is shutting down; the render was stopped');
     await Promise.all(
@@ -112,15 +121,25 @@ export class RenderPool {
     );
   }
 
+  /** Every render still waiting, taken out of the queue. */
+  private takeWaiting(): Task[] {
+    const tasks = [...this.waiting.values()];
+    this.waiting.clear();
+    this.order.clear();
+    return tasks;
+  }
+
   private dispatch(): void {
-    while (this.waiting.length > 0) {
+    while (this.waiting.size > 0) {
       const slot = this.slots.find((s) => s.ready && s.task === undefined);
       if (!slot) {
         // A free slot is starting (it dispatches when ready), or one may start now.
         if (!this.slots.some((s) => !s.ready)) this.spawn();
         return;
       }
-      const task = this.waiting.shift()!;
+      const id = this.order.pop()!.key;
+      const task = this.waiting.get(id)!;
+      this.waiting.delete(id);
       clearTimeout(slot.idleTimer);
       slot.task = task;
       slot.worker.ref();
@@ -142,7 +161,7 @@ export class RenderPool {
       this.options.onWorkerError?.(error);
       if (!slot.ready) {
         // It could not even start: fail what waits rather than start another that fails too.
-        for (const task of this.waiting.splice(0))
+        for (const task of this.takeWaiting())
           task.resolve(failed('the render worker could not start'));
       }
       this.replace(slot, failed('the render worker crashed (out of memory or an internal error)'));
