@@ -112,11 +112,14 @@ export const SECRET = 'SUPERSECRET';
  * at each placeholder, so a secret made of the letters around one is not mistaken for a leak.
  */
 export function shows(text: string, secret: string): boolean {
-  // A long secret also shows spread out (`xSxUxPx…`) or backwards; a short one would match
-  // ordinary words that way.
+  // A secret also shows spread out (`xSxUxPx…`) or backwards; one under 8 characters would
+  // match ordinary words that way, and one over 256 makes too large a pattern (it shows whole).
   const spread = (s: string): RegExp =>
     new RegExp([...s].map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.{0,2}'));
-  const forms = secret.length >= 8 ? [spread(secret), spread([...secret].reverse().join(''))] : [];
+  const forms =
+    secret.length >= 8 && secret.length <= 256
+      ? [spread(secret), spread([...secret].reverse().join(''))]
+      : [];
   return text
     .split(/\[redacted: parameters\.\w+\]/)
     .some((part) => part.includes(secret) || forms.some((form) => form.test(part)));
