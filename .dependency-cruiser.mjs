@@ -32,7 +32,7 @@ const ENGINE_CONCERNS = [
   'pass',
 ];
 /** The framework's contracts that reconcilers and the webhook may use: not its machinery. */
-const FRAMEWORK_CONTRACTS = '^src/framework/(reconciler|dependency-key)\\.ts$';
+const FRAMEWORK_CONTRACTS = '^src/framework/(reconciler|dependency-key|failure-streak)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
@@ -138,7 +138,7 @@ export default {
       name: 'webhook-sees-ports',
       comment:
         'The webhook sees ports, reconcile/ and framework contracts (reconciler.ts, ' +
-        'dependency-key.ts), never kube/, the framework machinery, the operator or the process.',
+        'dependency-key.ts, failure-streak.ts), never kube/, the framework machinery, the operator or the process.',
       severity: 'error',
       from: { path: '^src/webhook/' },
       to: {

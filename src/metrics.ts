@@ -2,6 +2,7 @@
 // reverts, orphan deletes, source watches, instances by phase, and rotation lag.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { QueueObserver } from './framework/work-queue.ts';
+import type { InformerHealth } from './framework/watches/informer.ts';
 
 export class StencilMetrics {
   readonly registry = new Registry();
@@ -99,6 +100,24 @@ export class StencilMetrics {
     labelNames: ['direction'],
     registers: [this.registry],
   });
+  readonly apiRequests = new Counter({
+    name: 'stencil_api_requests_total',
+    help: 'Attempts to reach the API server, watches included (verb WATCH), by verb and HTTP status; code 0: no answer (refused, reset, TLS failure, timeout).',
+    labelNames: ['verb', 'code'],
+    registers: [this.registry],
+  });
+  readonly informerFailures = new Counter({
+    name: 'stencil_informer_failures_total',
+    help: 'Failed lists and watches, by informer (its collection path and label selector).',
+    labelNames: ['informer'],
+    registers: [this.registry],
+  });
+  readonly informerFailingSince = new Gauge({
+    name: 'stencil_informer_failing_since_seconds',
+    help: 'When the current run of failures of an informer began (Unix time, seconds); 0 while it lists and watches.',
+    labelNames: ['informer'],
+    registers: [this.registry],
+  });
 
   /** Beside the default metrics, which leave it out (bench:idle reads it, issue #25). */
   readonly arrayBuffers = new Gauge({
@@ -112,6 +131,19 @@ export class StencilMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'stencil_' });
+  }
+
+  /** The informers' failures, as the two informer series above. */
+  informerHealth(): InformerHealth {
+    return {
+      started: (informer) => this.informerFailingSince.set({ informer }, 0),
+      failed: (informer, since) => {
+        this.informerFailures.inc({ informer });
+        this.informerFailingSince.set({ informer }, Math.floor(since / 1000));
+      },
+      recovered: (informer) => this.informerFailingSince.set({ informer }, 0),
+      stopped: (informer) => this.informerFailingSince.remove({ informer }),
+    };
   }
 
   /** Work-queue hooks feeding the reconcile and queue series of one controller. */

@@ -10,6 +10,13 @@ export interface BackoffOptions {
 
 export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 200, maxMs: 5 * 60_000, jitter: 0.2 };
 
+/**
+ * Between attempts of a list, a watch or a discovery read that failed: client-go's reflector
+ * (800 ms doubling to 30 s). The cap bounds both the load on a sick API server (one attempt per
+ * 24-30 s per informer once the streak is long) and the time to notice it healed.
+ */
+export const LIST_WATCH_BACKOFF: BackoffOptions = { baseMs: 800, maxMs: 30_000, jitter: 0.2 };
+
 export class Backoff {
   private readonly failures = new Map<string, number>();
 

@@ -181,4 +181,33 @@ describe('ClusterSchemas', () => {
       'warn: the API server schemas (/openapi/v3) could not be read again: those held are used',
     ]);
   });
+
+  it('while /openapi/v3 fails, reads it again after a backoff that grows to 30 s, and asks nothing else', async () => {
+    const { server, schemas, clock, logs } = setUp();
+    server.failure = new ClusterError('Transient', 'connection refused');
+    // An evaluation every 100 ms for two minutes.
+    for (clock.now = 0; clock.now <= 120_000; clock.now += 100) await schemas.documents(['v1']);
+    // 5 s doubling to 30 s, less up to 20 %: at 0, 4+, 12+, 28+, 52+, 76+, 100+ s at most.
+    expect(server.sent.length).toBeLessThanOrEqual(7);
+    expect(server.sent.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(server.sent)).toEqual(new Set(['/openapi/v3']));
+    expect(logs).toHaveLength(1);
+    server.failure = undefined;
+    clock.now += 30_001;
+    await schemas.documents(['v1']);
+    expect(server.sent.slice(-2)).toEqual(['/openapi/v3', '/openapi/v3/api/v1?hash=A1']);
+  });
+
+  it('a document that cannot be fetched is not asked for again before its backoff', async () => {
+    const { server, schemas, clock } = setUp();
+    await schemas.documents([]);
+    server.sent.length = 0;
+    server.failure = new ClusterError('Transient', 'HTTP 503', 503);
+    clock.now = 1_000;
+    await schemas.documents(['v1']);
+    server.failure = undefined;
+    clock.now = 1_500; // within 640-800 ms of the failure
+    await schemas.documents(['v1']);
+    expect(server.sent).toEqual(['/openapi/v3/api/v1?hash=A1']);
+  });
 });

@@ -12,6 +12,8 @@ import {
   type OpenApiDocument,
   type PublishedGroupVersion,
 } from '../engine/object-schema/published-schemas.ts';
+import { Backoff, LIST_WATCH_BACKOFF } from '../framework/backoff.ts';
+import { RetryGate } from '../framework/retry-gate.ts';
 import { isClusterError } from '../reconcile/cluster-port.ts';
 import type { RequestSpec } from './http.ts';
 
@@ -51,6 +53,8 @@ interface Discovered {
   urls: Map<string, string> | undefined;
   /** It refused this operator (401, 403, 404), as opposed to failing. */
   refused?: boolean;
+  /** After a failure or refusal: read again once this long has passed since `readAt`. */
+  retryAfterMs?: number;
 }
 
 /** A group-version as Kubernetes writes it: `v1`, `apps/v1`, `example.com/v1beta2`. */
@@ -79,6 +83,10 @@ export class ClusterSchemas {
   /** apiVersion → the document fetched, under the URL (hash) it was fetched at. */
   readonly #documents = new Map<string, { url: string; schemas: PublishedGroupVersion }>();
   readonly #fetching = new Map<string, Promise<PublishedGroupVersion | undefined>>();
+  /** Between failed reads of `/openapi/v3`: `missingRefreshMs` doubling up to 30 s. */
+  readonly #backoff: Backoff;
+  /** A document that could not be fetched is not asked for again before its backoff. */
+  readonly #documentGate: RetryGate;
   /** Documents fetched since the start (tests and benchmarks count them). */
   fetched = 0;
   /** What the evaluations check rendered objects with: these documents, else `offline`. */
@@ -92,6 +100,12 @@ export class ClusterSchemas {
     this.#unavailableRetryMs = options.unavailableRetryMs ?? 10 * 60_000;
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? (() => undefined);
+    this.#backoff = new Backoff({
+      ...LIST_WATCH_BACKOFF,
+      baseMs: this.#missingRefreshMs,
+      maxMs: Math.max(this.#missingRefreshMs, LIST_WATCH_BACKOFF.maxMs),
+    });
+    this.#documentGate = new RetryGate(LIST_WATCH_BACKOFF, this.#now);
     this.schemas = new PublishedSchemas((apiVersions) => this.documents(apiVersions), offline);
   }
 
@@ -145,8 +159,9 @@ export class ClusterSchemas {
 
   #due(known: Discovered, wanted: string[]): boolean {
     const age = this.#now() - known.readAt;
+    if (known.retryAfterMs !== undefined) return age > known.retryAfterMs;
     const { urls } = known;
-    if (!urls) return age > (known.refused ? this.#unavailableRetryMs : this.#missingRefreshMs);
+    if (!urls) return age > this.#missingRefreshMs;
     return (
       age > this.#refreshMs || (age > this.#missingRefreshMs && wanted.some((v) => !urls.has(v)))
     );
@@ -173,6 +188,7 @@ export class ClusterSchemas {
       if (!urls.has(apiVersion)) this.#documents.delete(apiVersion);
     }
     this.#discovered = { readAt, urls };
+    this.#backoff.forget('discovery');
     if (this.#saidUnavailable) {
       this.#saidUnavailable = false;
       this.#log('info', 'the API server publishes its schemas again (/openapi/v3)');
@@ -182,7 +198,8 @@ export class ClusterSchemas {
   /**
    * A refusal (401, 403, 404: RBAC, or a server without `/openapi/v3`) is asked again after
    * `unavailableRetryMs`, and the documents held are dropped; any other failure keeps what is
-   * held and is asked again after `missingRefreshMs`. Either way, said once.
+   * held and is asked again after a backoff (`missingRefreshMs` doubling up to 30 s). Either
+   * way, said once.
    */
   #unavailable(error: unknown, readAt: number): void {
     const refused =
@@ -191,11 +208,11 @@ export class ClusterSchemas {
       isClusterError(error, 'NotFound');
     const held = refused ? undefined : this.#discovered?.urls;
     if (!held) this.#documents.clear();
-    // Held URLs are asked again at the next refresh; none, soon.
     this.#discovered = {
-      readAt: held ? readAt - this.#refreshMs + this.#missingRefreshMs : readAt,
+      readAt,
       urls: held,
       refused,
+      retryAfterMs: refused ? this.#unavailableRetryMs : this.#backoff.next('discovery'),
     };
     if (this.#saidUnavailable) return;
     this.#saidUnavailable = true;
@@ -215,7 +232,7 @@ export class ClusterSchemas {
   /** Has `/openapi/v3` read again at the next prepare that is `missingRefreshMs` away. */
   #readSoon(): void {
     const known = this.#discovered;
-    if (!known) return;
+    if (!known || known.retryAfterMs !== undefined) return;
     const soon = this.#now() - this.#refreshMs + this.#missingRefreshMs;
     this.#discovered = { ...known, readAt: Math.min(known.readAt, soon) };
   }
@@ -235,11 +252,16 @@ export class ClusterSchemas {
   async #fetch(apiVersion: string, url: string): Promise<PublishedGroupVersion | undefined> {
     const { pathname, searchParams } = new URL(url, 'https://api-server');
     try {
-      const document = await this.#http.request<OpenApiDocument>({
-        method: 'GET',
-        path: pathname,
-        query: Object.fromEntries(searchParams),
-      });
+      const document = await this.#documentGate.run(
+        url,
+        () =>
+          this.#http.request<OpenApiDocument>({
+            method: 'GET',
+            path: pathname,
+            query: Object.fromEntries(searchParams),
+          }),
+        () => true,
+      );
       this.fetched++;
       const schemas = convertPublishedDocument(apiVersion, document);
       this.#documents.set(apiVersion, { url, schemas });

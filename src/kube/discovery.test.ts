@@ -6,19 +6,26 @@ import { Discovery } from './discovery.ts';
 import type { KubeHttp } from './http.ts';
 
 /** An API server whose group version `widgets.example/v1` serves Widget until `served` is false. */
-function fakeServer(): { http: KubeHttp; served: { value: boolean }; requests: string[] } {
+function fakeServer(): {
+  http: KubeHttp;
+  served: { value: boolean };
+  down: { value: boolean };
+  requests: string[];
+} {
   const served = { value: true };
+  const down = { value: false };
   const requests: string[] = [];
   const http = {
     request: ({ path }: { path: string }): Promise<unknown> => {
       requests.push(path);
+      if (down.value) return Promise.reject(new ClusterError('Transient', 'HTTP 503', 503));
       if (!served.value) return Promise.reject(new ClusterError('NotFound', 'HTTP 404'));
       return Promise.resolve({
         resources: [{ name: 'widgets', kind: 'Widget', namespaced: true }],
       });
     },
   } as unknown as KubeHttp;
-  return { http, served, requests };
+  return { http, served, down, requests };
 }
 
 describe('Discovery', () => {
@@ -42,5 +49,29 @@ describe('Discovery', () => {
     expect(await discovery.resourceNow('widgets.example/v1', 'Widget')).toBeUndefined();
     expect(await discovery.resourceFor('widgets.example/v1', 'Widget')).toBeUndefined();
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('during an outage, asks once per backoff step however many passes want the same document', async () => {
+    const server = fakeServer();
+    const clock = { now: 0 };
+    const discovery = new Discovery(server.http, 5_000, () => clock.now);
+    server.down.value = true;
+    const lookups = (): Promise<unknown>[] =>
+      Array.from({ length: 50 }, () =>
+        discovery.resourceFor('widgets.example/v1', 'Widget').catch((e: unknown) => e),
+      );
+    for (const outcome of await Promise.all(lookups()))
+      expect(outcome).toBeInstanceOf(ClusterError);
+    expect(server.requests).toHaveLength(1);
+    clock.now += 500; // within the first backoff (640-800 ms): the failure is answered again
+    await Promise.all(lookups());
+    expect(server.requests).toHaveLength(1);
+    clock.now += 300;
+    await Promise.all(lookups());
+    expect(server.requests).toHaveLength(2);
+    server.down.value = false;
+    clock.now += 1_600;
+    expect(await discovery.resourceFor('widgets.example/v1', 'Widget')).toBeDefined();
+    expect(server.requests).toHaveLength(3);
   });
 });

@@ -1,6 +1,8 @@
 // A discovery cache: (apiVersion, kind) → resource plural and scope. A kind missing from a cached
 // group version triggers a refresh (at most every few seconds), so a CRD installed later is seen.
+// A read that failed (not a 404: the server did not answer) is not sent again before its backoff.
 import type { KindScope } from '../engine/sources/source-port.ts';
+import { RetryGate } from '../framework/retry-gate.ts';
 import { isClusterError } from '../reconcile/cluster-port.ts';
 import type { KubeHttp } from './http.ts';
 
@@ -27,12 +29,24 @@ interface ApiResourceList {
 export class Discovery {
   private readonly entries = new Map<string, GroupVersionEntry>();
   private readonly inflight = new Map<string, Promise<GroupVersionEntry>>();
+  private readonly gate: RetryGate;
 
   constructor(
     private readonly http: KubeHttp,
     private readonly refreshAfterMs = 5_000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.gate = new RetryGate(undefined, now);
+  }
+
+  /** A GET of a discovery path, held back after a failure other than 404 (see RetryGate). */
+  private get<T>(path: string): Promise<T> {
+    return this.gate.run(
+      path,
+      () => this.http.request<T>({ method: 'GET', path }),
+      (error) => !isClusterError(error, 'NotFound'),
+    );
+  }
 
   /** `undefined` when the API server does not serve the kind. */
   async resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
@@ -50,7 +64,7 @@ export class Discovery {
     let versions = ['v1'];
     if (group !== '') {
       try {
-        const info = await this.http.request<ApiGroup>({ method: 'GET', path: `/apis/${group}` });
+        const info = await this.get<ApiGroup>(`/apis/${group}`);
         const preferred = info.preferredVersion?.version;
         const all = (info.versions ?? []).map((v) => v.version);
         versions = preferred ? [preferred, ...all.filter((v) => v !== preferred)] : all;
@@ -79,8 +93,7 @@ export class Discovery {
     const running = this.inflight.get(apiVersion);
     if (running) return running;
     const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    const promise = this.http
-      .request<ApiResourceList>({ method: 'GET', path })
+    const promise = this.get<ApiResourceList>(path)
       .then(
         (list) => {
           const kinds = new Map<string, ResourceInfo>();

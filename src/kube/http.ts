@@ -55,6 +55,13 @@ export type RequestListener = (
   query: URLSearchParams,
 ) => void;
 
+/**
+ * Told of every attempt to reach the API server, watches included: the verb (`WATCH` for a watch)
+ * and the HTTP status, 0 when no answer came (refused, reset, TLS failure, timeout). Metrics count
+ * them, so an outage shows what the operator sent while it lasted.
+ */
+export type AttemptListener = (verb: string, status: number) => void;
+
 /** The headers a kubeconfig's user adds to a request: a bearer token, basic auth, impersonation. */
 function credentialHeaders(auth: RequestOptions): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -136,6 +143,7 @@ export class KubeHttp {
    */
   private readonly streamAgent: HttpAgent | HttpsAgent;
   private readonly listeners: RequestListener[] = [];
+  private readonly attemptListeners: AttemptListener[] = [];
   private readonly bucket: TokenBucket;
   private readonly credentials: Credentials;
   private readonly send: typeof httpRequest;
@@ -184,6 +192,14 @@ export class KubeHttp {
 
   onRequest(listener: RequestListener): void {
     this.listeners.push(listener);
+  }
+
+  onAttempt(listener: AttemptListener): void {
+    this.attemptListeners.push(listener);
+  }
+
+  private tell(verb: string, status: number): void {
+    for (const listener of this.attemptListeners) listener(verb, status);
   }
 
   /** The request options of an API path on this server, with the query parameters that are set. */
@@ -265,8 +281,11 @@ export class KubeHttp {
       req.on('error', reject);
       req.end(payload);
     }).catch((error: unknown) => {
-      throw spec.signal?.aborted ? errorForAbort(spec) : errorForNetwork(error);
+      if (spec.signal?.aborted) throw errorForAbort(spec);
+      this.tell(spec.method, 0);
+      throw errorForNetwork(error);
     });
+    this.tell(spec.method, reply.status);
     const dryRun = query.get('dryRun') === 'All';
     for (const listener of this.listeners)
       listener(spec.method, spec.path, dryRun, reply.status, query);
@@ -274,14 +293,18 @@ export class KubeHttp {
   }
 
   /**
-   * Opens a watch stream: calls `onLine` with each JSON line, `onDone` once when the stream ends
-   * (null after a normal close, the error otherwise, with `statusCode` for HTTP failures).
+   * Opens a watch stream: calls `onLine` with each JSON line, `onOpen` when the server accepted
+   * it (status 200), `onDone` once when the stream ends (null after a normal close, the error
+   * otherwise, with `statusCode` for HTTP failures and `retryAfterMs` when a 429 or 5xx said how
+   * long to wait). Asked for only when the rate limit allows, as every other request.
    */
   async stream(
     spec: { path: string; query: Record<string, string | undefined>; accept?: string },
     onLine: (line: unknown) => void,
     onDone: (error: unknown) => void,
+    onOpen?: () => void,
   ): Promise<{ abort(): void }> {
+    await pause(this.bucket.reserve(), { method: 'GET', path: spec.path });
     const headers = await this.headers(spec.accept, undefined, undefined);
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(spec.query)) if (v !== undefined) query.set(k, v);
@@ -291,19 +314,28 @@ export class KubeHttp {
       finished = true;
       onDone(error);
     };
+    let responded = false;
     const options = this.options('GET', spec.path, query, headers, this.streamAgent);
     const req = this.send(options, (res: IncomingMessage) => {
+      responded = true;
       res.on('error', done);
-      if (res.statusCode !== 200) {
-        if (res.statusCode === 401) this.credentials.forget();
+      const status = res.statusCode ?? 0;
+      this.tell('WATCH', status);
+      if (status !== 200) {
+        if (status === 401) this.credentials.forget();
         res.resume();
-        done(
-          Object.assign(new Error(`watch ${spec.path}: HTTP ${res.statusCode ?? 0}`), {
-            statusCode: res.statusCode,
+        const header = res.headers['retry-after'];
+        const retryAfter = retryAfterMs(status, typeof header === 'string' ? header : header?.[0]);
+        finished = true;
+        onDone(
+          Object.assign(new Error(`watch ${spec.path}: HTTP ${status}`), {
+            statusCode: status,
+            ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
           }),
         );
         return;
       }
+      onOpen?.();
       const lines = splitLines((line) => {
         try {
           onLine(JSON.parse(line));
@@ -319,7 +351,10 @@ export class KubeHttp {
       // A response torn down (an aborted watch, a dropped connection) ends with 'close' only.
       res.on('close', () => done(res.complete ? null : new Error(`watch ${spec.path} was cut`)));
     });
-    req.on('error', done);
+    req.on('error', (error) => {
+      if (!responded && error.name !== 'AbortError') this.tell('WATCH', 0);
+      done(error);
+    });
     req.end();
     return {
       abort: () => {

@@ -70,6 +70,7 @@ export class KubeListWatch implements ListWatchSource {
     query: WatchQuery,
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
+    onOpen?: () => void,
   ): Promise<WatchHandle> {
     return this.http.stream(
       {
@@ -91,6 +92,7 @@ export class KubeListWatch implements ListWatchSource {
         if (event.type) onEvent(event.type as WatchEventType, event.object);
       },
       onDone,
+      onOpen,
     );
   }
 }

@@ -160,6 +160,11 @@ export class StencilOperator {
     });
     const now = options.now ?? (() => new Date());
     const { cluster } = options.connection;
+    const { metrics } = options;
+    if (metrics)
+      options.connection.http.onAttempt((verb, status) =>
+        metrics.apiRequests.inc({ verb, code: String(status) }),
+      );
     const cache = this.caches;
     this.publishedSchemas = new ClusterSchemas(
       options.connection.http,
@@ -280,6 +285,7 @@ export class StencilOperator {
         return Promise.resolve();
       },
       (level, message, fields) => log[level](message, fields),
+      this.options.metrics?.informerHealth(),
     );
     await this.shell.start();
     await this.shell.waitForSync();

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeObject } from '../api/object-meta.ts';
+import { FailureStreak } from '../framework/failure-streak.ts';
 import { templateRefOf } from '../engine/shared/template-ref.ts';
 import type { ClusterPort } from '../reconcile/cluster-port.ts';
 import { getInstance, type CacheReader } from '../reconcile/reader.ts';
@@ -126,17 +127,27 @@ function decode(secret: KubeObject | undefined): CertificateBundle | undefined {
     : undefined;
 }
 
+/**
+ * How often the certificate and configuration are looked after: one GET, and a write only when
+ * something is due. A failed refresh waits for the next: a minute is above the list/watch
+ * backoff's cap, so an outage meets no more than this from it.
+ */
+const REFRESH_MS = 60_000;
+
 export class StrictWebhook {
   private readonly server: WebhookServer;
   private operatorUsername = '';
   private bundle: CertificateBundle | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Failed refreshes, said once when they start and once when they end. */
+  private readonly upkeep: FailureStreak;
   private endpoint: WebhookEndpoint;
   private requesterRemoved = false;
   port = 0;
 
   constructor(private readonly options: StrictWebhookOptions) {
     this.endpoint = options.endpoint;
+    this.upkeep = new FailureStreak('webhook certificate upkeep', options.log);
     this.server = new WebhookServer({
       port: options.port,
       host: options.host,
@@ -173,7 +184,7 @@ export class StrictWebhook {
     await this.ensureConfiguration();
     // Every minute: cheap (one GET), and a replica that started before the leader stored the
     // certificate picks it up quickly.
-    this.timer = setInterval(() => void this.refresh(), 60 * 1000);
+    this.timer = setInterval(() => void this.refresh(), REFRESH_MS);
     this.timer.unref();
     this.options.log('info', 'admission webhook serving', {
       port: this.port,
@@ -188,8 +199,9 @@ export class StrictWebhook {
       if (next.cert !== this.bundle?.cert) this.server.updateCertificate(next);
       this.bundle = next;
       await this.ensureConfiguration();
+      this.upkeep.succeeded();
     } catch (error) {
-      this.options.log('warn', 'webhook certificate refresh failed', { error: String(error) });
+      this.upkeep.failed(error, { retryInMs: REFRESH_MS });
     }
   }
 

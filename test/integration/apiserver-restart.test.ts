@@ -58,5 +58,7 @@ it('keeps running through an API server restart and converges every instance aft
     60_000,
   );
   expect(running.operator.ready()).toBe(true);
-  expect(running.logs.join('')).toContain('list/watch failed; retrying');
+  const logs = running.logs.join('');
+  expect(logs).toContain('list/watch failing; retrying with backoff');
+  expect(logs).toContain('list/watch recovered');
 }, 120_000);

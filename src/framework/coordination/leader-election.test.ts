@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LeaderElector, type Lease, type LeaseStore } from './leader-election.ts';
 
 /** A Lease in memory whose writes can be made to fail. */
@@ -77,5 +77,48 @@ describe('LeaderElector write fencing', () => {
     expect(lost).toEqual(['lost']);
     expect(e.isLeader()).toBe(false);
     await e.release();
+  });
+});
+
+describe('LeaderElector against a failing API server', () => {
+  it('a candidate backs off from the retry period to the lease duration, and says so twice', async () => {
+    vi.useFakeTimers();
+    try {
+      const store = new MemoryLeaseStore();
+      store.failing = true;
+      let gets = 0;
+      const get = store.get.bind(store);
+      store.get = () => (gets++, get());
+      const logs: string[] = [];
+      const e = new LeaderElector({
+        identity: 'me',
+        name: 'lease',
+        namespace: 'ns',
+        store,
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        onStartedLeading: () => undefined,
+        onStoppedLeading: () => undefined,
+        log: (level, message) => logs.push(`${level} ${message}`),
+      });
+      e.start();
+      await vi.advanceTimersByTimeAsync(60_000);
+      // Every 2 s would be 31 attempts; 2, 4, 8 then 15 s (less 20 %) at most: 0, 1.6, 4.8,
+      // 11.2, 23.2, 35.2, 47.2, 59.2 s.
+      expect(gets).toBeLessThanOrEqual(8);
+      expect(gets).toBeGreaterThanOrEqual(6);
+      store.failing = false;
+      await vi.advanceTimersByTimeAsync(15_000);
+      expect(e.isLeader()).toBe(true);
+      expect(logs).toEqual([
+        'warn leader Lease renewal failing; retrying with backoff, said again when it recovers',
+        'info leader Lease renewal recovered',
+        'info became leader',
+      ]);
+      await e.release();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

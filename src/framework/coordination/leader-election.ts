@@ -2,7 +2,10 @@
 // free or expired Lease, renew it every retry period, give up leadership (and let the process
 // restart) when renewal keeps failing past the renew deadline, release the Lease on shutdown.
 // Expiry is judged on the local clock from when a renewal was last observed, never by comparing
-// clocks across machines.
+// clocks across machines. Failures are said once when they start and once when they end; a
+// candidate backs off between failed attempts (a leader cannot: it must renew in time).
+import { Backoff } from '../backoff.ts';
+import { FailureStreak } from '../failure-streak.ts';
 
 export interface LeaseSpec {
   holderIdentity?: string | null;
@@ -54,8 +57,27 @@ export class LeaderElector {
   /** What we last saw of someone else's lease, and when (our clock). */
   private observed: { holder: string; renewTime: string; at: number } | undefined;
   private lease: Lease | undefined;
+  private readonly streak: FailureStreak;
+  /** A candidate's waits after failures: the retry period doubling up to the lease duration. */
+  private readonly backoff: Backoff;
 
-  constructor(private readonly options: LeaderElectorOptions) {}
+  constructor(private readonly options: LeaderElectorOptions) {
+    this.streak = new FailureStreak(
+      'leader Lease renewal',
+      options.log,
+      { lease: `${options.namespace}/${options.name}` },
+      () => this.now(),
+    );
+    this.backoff = new Backoff({
+      baseMs: this.retryPeriodMs,
+      maxMs: Math.max(this.retryPeriodMs, this.leaseDurationMs),
+      jitter: 0.2,
+    });
+  }
+
+  private get retryPeriodMs(): number {
+    return this.options.retryPeriodMs ?? 2_000;
+  }
 
   private now(): number {
     return this.options.now?.() ?? Date.now();
@@ -89,15 +111,18 @@ export class LeaderElector {
     void this.tick();
   }
 
-  private schedule(): void {
+  private schedule(delayMs: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), this.options.retryPeriodMs ?? 2_000);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
     this.timer.unref();
   }
 
   private async tick(): Promise<void> {
     try {
-      if (await this.tryAcquireOrRenew()) {
+      const held = await this.tryAcquireOrRenew();
+      this.streak.succeeded();
+      this.backoff.forget('lease');
+      if (held) {
         this.lastRenew = this.now();
         if (!this.leading) {
           this.leading = true;
@@ -111,13 +136,15 @@ export class LeaderElector {
         this.lose('the lease was taken over');
       }
     } catch (error) {
-      this.options.log?.('warn', 'lease renewal failed', {
-        error: String((error as Error)?.message ?? error),
-      });
+      // A leader retries every period, to renew before its deadline; a candidate backs off.
+      const delay = this.leading ? this.retryPeriodMs : this.backoff.next('lease');
+      this.streak.failed(error, { leading: this.leading, delayMs: delay });
       if (this.leading && this.now() - this.lastRenew > (this.options.renewDeadlineMs ?? 10_000))
         this.lose('renewal failed past the renew deadline');
+      this.schedule(delay);
+      return;
     }
-    this.schedule();
+    this.schedule(this.retryPeriodMs);
   }
 
   /** Leadership ends for good, as in client-go: the process restarts to campaign again clean. */

@@ -8,6 +8,7 @@
 // that dies is dropped once its Lease has not been renewed for a lease duration; its own write
 // fence stopped its writes a renew deadline after its last renewal, which is earlier.
 import { createHash } from 'node:crypto';
+import { FailureStreak } from '../failure-streak.ts';
 import { microTime } from './leader-election.ts';
 import { Assignment } from './rendezvous.ts';
 
@@ -88,8 +89,17 @@ export class ShardMembership {
   /** When (our clock) each member's renewTime last changed: expiry never compares clocks. */
   private readonly seen = new Map<string, { renewTime: string; at: number }>();
   private ticking: Promise<void> | undefined;
+  /** Failed rounds, said once when they start and once when they end. */
+  private readonly streak: FailureStreak;
 
-  constructor(private readonly options: ShardMembershipOptions) {}
+  constructor(private readonly options: ShardMembershipOptions) {
+    this.streak = new FailureStreak(
+      'shard membership round',
+      options.log,
+      { identity: options.identity },
+      () => this.now(),
+    );
+  }
 
   private now(): number {
     return this.options.now?.() ?? Date.now();
@@ -172,10 +182,10 @@ export class ShardMembership {
       await this.renew();
       const leases = await this.options.store.list();
       await this.follow(leases);
+      this.streak.succeeded();
     } catch (error) {
-      this.options.log?.('warn', 'shard membership round failed', {
-        error: String((error as Error)?.message ?? error),
-      });
+      // A member renews every period whatever happens: it must before its renew deadline.
+      this.streak.failed(error);
       if (!this.stopped && this.now() - this.lastRenew > this.renewDeadlineMs) this.lose();
     }
   }

@@ -232,6 +232,7 @@ describe('the informer', () => {
     await flush();
     expect(source.watches).toHaveLength(1);
     source.listing = { items: [cm('a', '1'), cm('c', '3')], resourceVersion: '3' };
+    await vi.advanceTimersByTimeAsync(5_000); // the watch ran a while: not a 410 at once
     source.watches[0]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
     source.watches[0]!.done(null);
     await flush();
@@ -284,8 +285,8 @@ describe('the informer', () => {
     const started = informer.start();
     await flush();
     expect(source.lists).toBe(1);
-    // The first retry waits at most 500 ms (its base, less up to 30 % jitter).
-    await vi.advanceTimersByTimeAsync(500);
+    // The first retry waits at most 800 ms (its base, less up to 20 % jitter).
+    await vi.advanceTimersByTimeAsync(800);
     await started;
     expect(source.lists).toBe(2);
     expect(origins).toEqual(['initial-list']);
@@ -339,32 +340,238 @@ describe('the informer', () => {
     const started = informer.start();
     await flush();
     expect(source.lists).toBe(1);
-    // Base 500 ms doubling per failure, each less up to 30 % jitter: the first retry comes
-    // 350–500 ms after the failure, the second 700–1000 ms after the first.
-    await vi.advanceTimersByTimeAsync(349);
+    // client-go's reflector: base 800 ms doubling per failure, each less up to 20 % jitter: the
+    // first retry comes 640–800 ms after the failure, the second 1 280–1 600 ms after the first.
+    await vi.advanceTimersByTimeAsync(639);
     expect(source.lists).toBe(1);
-    await vi.advanceTimersByTimeAsync(151);
+    await vi.advanceTimersByTimeAsync(161);
     expect(source.lists).toBe(2);
-    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.advanceTimersByTimeAsync(1_600);
     await started;
     expect(source.lists).toBe(3);
     const [first, second, third] = source.listedAt;
-    expect(second! - first!).toBeGreaterThanOrEqual(350);
-    expect(second! - first!).toBeLessThanOrEqual(500);
-    expect(third! - second!).toBeGreaterThanOrEqual(700);
-    expect(third! - second!).toBeLessThanOrEqual(1_000);
+    expect(second! - first!).toBeGreaterThanOrEqual(640);
+    expect(second! - first!).toBeLessThanOrEqual(800);
+    expect(third! - second!).toBeGreaterThanOrEqual(1_280);
+    expect(third! - second!).toBeLessThanOrEqual(1_600);
     expect(source.watches).toHaveLength(1);
     source.watches[0]!.done(Object.assign(new Error('socket hang up'), { statusCode: 500 }));
     // A failed watch is not reopened at once either, but within its backoff, which the
-    // successful list reset: its first failure, 350–500 ms.
+    // successful list reset: its first failure, 640–800 ms.
     await flush();
     expect(source.watches).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(349);
+    await vi.advanceTimersByTimeAsync(639);
     expect(source.watches).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(151);
+    await vi.advanceTimersByTimeAsync(161);
     expect(source.watches).toHaveLength(2);
     expect(source.lists).toBe(3);
     informer.stop();
+  });
+
+  describe('against a failing API server', () => {
+    /** Every attempt answered with `error`: lists, and watches at once. */
+    class FailingSource extends FakeSource {
+      attempts: number[] = [];
+      failing = true;
+      constructor(
+        private readonly error: () => Error,
+        readonly streamingLists = true,
+      ) {
+        super();
+      }
+      override list(
+        path: string,
+        labelSelector?: string,
+        metadataOnly?: boolean,
+      ): Promise<ListResult> {
+        this.attempts.push(Date.now());
+        if (this.failing) return Promise.reject(this.error());
+        return super.list(path, labelSelector, metadataOnly);
+      }
+      override watch(
+        path: string,
+        query: { resourceVersion: string; sendInitialEvents?: boolean; metadataOnly?: boolean },
+        onEvent: Watch['emit'],
+        onDone: Watch['done'],
+        onOpen?: () => void,
+      ): Promise<{ abort(): void }> {
+        this.attempts.push(Date.now());
+        const handle = super.watch(path, query, onEvent, onDone);
+        if (this.failing) queueMicrotask(() => onDone(this.error()));
+        else onOpen?.();
+        return handle;
+      }
+    }
+    const unavailable = (): Error =>
+      Object.assign(new Error('watch /x: HTTP 503'), { statusCode: 503 });
+
+    /**
+     * The most attempts in `ms` of failures: the first at once, then one per backoff delay at its
+     * shortest (800 ms doubling to 30 s, less 20 %).
+     */
+    const mostAttemptsIn = (ms: number): number => {
+      let attempts = 1;
+      for (let at = 0, delay = 800; ; delay = Math.min(delay * 2, 30_000)) {
+        at += delay * 0.8;
+        if (at > ms) return attempts;
+        attempts++;
+      }
+    };
+
+    for (const [what, error, streaming] of [
+      ['a streaming list answered 503', unavailable, true],
+      [
+        'a LIST refused a connection',
+        () => Object.assign(new Error('connect ECONNREFUSED'), { statusCode: 0 }),
+        false,
+      ],
+    ] as const) {
+      it(`${what}: attempts spaced by backoff, one warning, one line when it recovers`, async () => {
+        const source = new FailingSource(error, streaming);
+        const logs: string[] = [];
+        const health: string[] = [];
+        const informer = new Informer(source, {
+          path: '/x',
+          log: (level, message) => logs.push(`${level} ${message}`),
+          health: {
+            started: () => health.push('started'),
+            failed: (_name, since) => health.push(`failed since ${since}`),
+            recovered: () => health.push('recovered'),
+            stopped: () => health.push('stopped'),
+          },
+        });
+        const startedAt = Date.now();
+        void informer.start();
+        await vi.advanceTimersByTimeAsync(60_000);
+        // 7 at most in a minute: at 0, 0.64, 1.92, 4.48, 9.6, 19.8 and 40.3 s (the next, 64.3 s).
+        expect(mostAttemptsIn(60_000)).toBe(7);
+        expect(source.attempts.length).toBeLessThanOrEqual(mostAttemptsIn(60_000));
+        expect(source.attempts.length).toBeGreaterThanOrEqual(6);
+        expect(logs).toEqual([
+          'warn list/watch failing; retrying with backoff, said again when it recovers',
+        ]);
+        expect(informer.failingSince()).toBe(startedAt);
+        expect(health[0]).toBe('started');
+        expect(new Set(health.slice(1))).toEqual(new Set([`failed since ${startedAt}`]));
+
+        source.failing = false;
+        await vi.advanceTimersByTimeAsync(30_000);
+        if (streaming)
+          source.watches.at(-1)!.emit('BOOKMARK', {
+            metadata: {
+              resourceVersion: '9',
+              annotations: { 'k8s.io/initial-events-end': 'true' },
+            },
+          });
+        expect(informer.hasSynced()).toBe(true);
+        expect(logs.slice(1)).toEqual(['info list/watch recovered']);
+        expect(informer.failingSince()).toBeUndefined();
+        expect(health.at(-1)).toBe('recovered');
+        informer.stop();
+        expect(health.at(-1)).toBe('stopped');
+      });
+    }
+
+    it('a watch that closes at once with no event is a failure, not a loop', async () => {
+      const source = new FakeSource();
+      const informer = new Informer(source, { path: '/x' });
+      await informer.start();
+      await flush();
+      const deadline = Date.now() + 10_000;
+      let closed = 0;
+      while (Date.now() < deadline) {
+        if (source.watches.length > closed) source.watches[closed++]!.done(null);
+        await vi.advanceTimersByTimeAsync(10);
+      }
+      // At 0, 0.64+, 1.92+, 4.48+ and 9.6+ s: five watches in ten seconds at most, not thousands.
+      expect(source.watches.length).toBeLessThanOrEqual(5);
+      expect(source.watches.length).toBeGreaterThanOrEqual(4);
+      informer.stop();
+    });
+
+    it('a watch closed at once over and over backs off, even with the list in between', async () => {
+      const source = new FakeSource();
+      const informer = new Informer(source, { path: '/x' });
+      await informer.start();
+      await flush();
+      let closed = 0;
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const watch = source.watches.at(-1)!;
+        watch.done(Object.assign(new Error('gone'), { statusCode: 410 }));
+        closed++;
+        await vi.advanceTimersByTimeAsync(1_000);
+        while (source.watches.at(-1) === watch && Date.now() < deadline)
+          await vi.advanceTimersByTimeAsync(1_000);
+      }
+      // Each 410 at once relists after a backoff that only grows while nothing else succeeds
+      // but the list: at most one relist per 640 ms, the list resetting it each time.
+      expect(source.lists).toBeLessThanOrEqual(closed + 1);
+      expect(closed).toBeLessThanOrEqual(60);
+      informer.stop();
+    });
+
+    it('waits as long as a 429 asks (Retry-After), if that is longer than its backoff', async () => {
+      const source = new FailingSource(() =>
+        Object.assign(new Error('HTTP 429'), { statusCode: 429, retryAfterMs: 7_000 }),
+      );
+      const informer = new Informer(source, { path: '/x' });
+      void informer.start();
+      await vi.advanceTimersByTimeAsync(20_000);
+      // at 0, 7, 14 s
+      expect(source.attempts).toHaveLength(3);
+      informer.stop();
+    });
+
+    it('restarts a watch gone silent as a failure: said once, then backs off', async () => {
+      const source = new FakeSource();
+      const logs: string[] = [];
+      const informer = new Informer(source, {
+        path: '/x',
+        watchTimeoutSeconds: 10,
+        log: (level, message) => logs.push(`${level} ${message}`),
+      });
+      await informer.start();
+      await flush();
+      await vi.advanceTimersByTimeAsync(70_001);
+      expect(source.watches).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(800);
+      expect(source.watches).toHaveLength(2);
+      expect(logs).toEqual([
+        'warn list/watch failing; retrying with backoff, said again when it recovers',
+      ]);
+      informer.stop();
+    });
+
+    it('starts its backoff afresh after two minutes without a failure, not after a watch resumed', async () => {
+      const source = new FailingSource(unavailable, false);
+      source.failing = false;
+      const informer = new Informer(source, { path: '/x' });
+      await informer.start();
+      await flush();
+      const cut = (): void =>
+        source.watches.at(-1)!.done(Object.assign(new Error('cut'), { statusCode: 0 }));
+      // An outage of four failed watches, then the watch resumes (no list).
+      source.failing = true;
+      cut();
+      await vi.advanceTimersByTimeAsync(12_000);
+      source.failing = false;
+      await vi.advanceTimersByTimeAsync(20_000);
+      const resumed = source.watches.length;
+      // A minute later it fails again: the backoff goes on from where it was.
+      await vi.advanceTimersByTimeAsync(60_000);
+      cut();
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(source.watches.length).toBe(resumed);
+      // After two healthy minutes, a failure starts again at 800 ms.
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      const before = source.watches.length;
+      await vi.advanceTimersByTimeAsync(3 * 60_000);
+      cut();
+      await vi.advanceTimersByTimeAsync(800);
+      expect(source.watches.length).toBe(before + 1);
+      informer.stop();
+    });
   });
 
   it('survives a handler that throws', async () => {
@@ -449,7 +656,8 @@ describe('the informer', () => {
         resourceVersion: '7',
         sendInitialEvents: undefined,
       });
-      // After 410 Gone it lists again rather than streaming.
+      // After 410 Gone (the watch ran a while) it lists again rather than streaming.
+      await vi.advanceTimersByTimeAsync(5_000);
       source.watches[1]!.done(Object.assign(new Error('gone'), { statusCode: 410 }));
       await flush();
       expect(source.lists).toBe(2);

@@ -1,9 +1,12 @@
 // A resilient list+watch cache of one resource collection. It relists on 410 Gone, re-watches
-// from the last resourceVersion after a normal close (no replay storm), backs off on errors,
-// restarts a watch that went silent, and never lets a handler's exception escape. Secondary
-// indexes (e.g. Pods by the node they run on) are kept current with the cache.
+// from the last resourceVersion after a normal close (no replay storm), backs off on every
+// failure (a list, a watch, a streaming list cut short, a watch that closes at once or goes
+// silent), says once when it starts failing and once when it recovers, and never lets a
+// handler's exception escape. Secondary indexes (e.g. Pods by the node they run on) are kept
+// current with the cache.
 import type { KubeObject, ObjectHead } from '../../api/object-meta.ts';
-import { Backoff } from '../backoff.ts';
+import { Backoff, LIST_WATCH_BACKOFF } from '../backoff.ts';
+import { FailureStreak } from '../failure-streak.ts';
 import { StringPool } from './string-pool.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -40,7 +43,20 @@ export interface ListWatchSource {
     query: WatchQuery,
     onEvent: (type: WatchEventType, object: unknown) => void,
     onDone: (error: unknown) => void,
+    /** The server accepted the watch (its response began): it is answering again. */
+    onOpen?: () => void,
   ): Promise<WatchHandle>;
+}
+
+/**
+ * Told of an informer's failures, for metrics, by its name (path and label selector): its start,
+ * each failure with when the streak began, the streak's end, and its stop (its series can go).
+ */
+export interface InformerHealth {
+  started(informer: string): void;
+  failed(informer: string, since: number): void;
+  recovered(informer: string): void;
+  stopped(informer: string): void;
 }
 
 /**
@@ -85,7 +101,22 @@ export interface InformerOptions<T extends ObjectHead = KubeObject> {
     message: string,
     fields?: Record<string, unknown>,
   ) => void;
+  health?: InformerHealth;
 }
+
+/**
+ * A watch that ends sooner than this after it was asked for, having delivered nothing, failed
+ * (client-go's "very short watch"): an endpoint that accepts and closes at once must meet the
+ * backoff, not a loop.
+ */
+const SHORT_WATCH_MS = 1_000;
+
+/**
+ * After this long without a failure, a new failure starts the backoff afresh (client-go's reset
+ * duration): a watch resumed from its resourceVersion after an outage never lists, and must not
+ * leave the next outage to start at the cap. Otherwise only a successful list resets it.
+ */
+const BACKOFF_RESET_MS = 2 * 60_000;
 
 /** The HTTP status of an error (or the code of a watch Status), if it has one. */
 function statusOf(error: unknown): number | undefined {
@@ -96,6 +127,12 @@ function statusOf(error: unknown): number | undefined {
 /** 410: our resourceVersion expired. */
 function isGone(error: unknown): boolean {
   return statusOf(error) === 410;
+}
+
+/** How long the server asked us to wait (429 Retry-After), in ms; 0 when it did not say. */
+function retryAfterOf(error: unknown): number {
+  const wait = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof wait === 'number' && wait > 0 ? wait : 0;
 }
 
 /** A request the API server refused as malformed (400, 422): not something a retry mends. */
@@ -152,7 +189,8 @@ export class Informer<T extends ObjectHead = KubeObject> {
   private readonly cache = new Map<string, T>();
   private readonly indexes = new Map<string, Index<T>>();
   private readonly handlers: InformerHandlers<T>[] = [];
-  private readonly backoff = new Backoff({ baseMs: 500, maxMs: 30_000, jitter: 0.3 });
+  private readonly backoff = new Backoff(LIST_WATCH_BACKOFF);
+  private readonly streak: FailureStreak;
   private resourceVersion = '';
   private watch: WatchHandle | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -166,7 +204,18 @@ export class Informer<T extends ObjectHead = KubeObject> {
   constructor(
     private readonly source: ListWatchSource,
     private readonly options: InformerOptions<T>,
-  ) {}
+  ) {
+    this.streak = new FailureStreak('list/watch', options.log, {
+      path: options.path,
+      ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+    });
+  }
+
+  /** How metrics name it: the path, and the label selector if it has one. */
+  get name(): string {
+    const { path, labelSelector } = this.options;
+    return labelSelector ? `${path}?labelSelector=${labelSelector}` : path;
+  }
 
   /** What the API server is asked for: metadata only unless `received` wants whole objects. */
   private get wireMetadataOnly(): boolean {
@@ -187,6 +236,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
 
   /** Starts listing and watching; resolves once the first list has filled the cache. */
   start(): Promise<void> {
+    this.options.health?.started(this.name);
     void this.relist();
     return this.waitForSync();
   }
@@ -202,6 +252,12 @@ export class Informer<T extends ObjectHead = KubeObject> {
     clearTimeout(this.retryTimer);
     this.watch?.abort();
     this.watch = undefined;
+    this.options.health?.stopped(this.name);
+  }
+
+  /** When its current run of failures began (ms since the epoch); undefined while healthy. */
+  failingSince(): number | undefined {
+    return this.streak.since;
   }
 
   get(namespace: string, name: string): T | undefined {
@@ -268,16 +324,32 @@ export class Informer<T extends ObjectHead = KubeObject> {
     }
   }
 
-  private retry(what: () => Promise<void>, error: unknown): void {
+  /**
+   * One failure of a list or watch: `next` runs after the backoff (or the server's Retry-After,
+   * if longer). The first failure of a streak is logged; the retries are not.
+   */
+  private fail(error: unknown, next: 'relist' | 'watch'): void {
     if (this.stopped) return;
-    const delay = this.backoff.next('informer');
-    this.log('warn', 'list/watch failed; retrying', {
-      error: String((error as Error)?.message ?? error),
-      delayMs: delay,
-    });
+    if (this.streak.since === undefined && this.streak.healthyFor() >= BACKOFF_RESET_MS)
+      this.backoff.forget('informer');
+    const delay = Math.max(this.backoff.next('informer'), retryAfterOf(error));
+    this.streak.failed(error, { status: statusOf(error), delayMs: delay });
+    this.options.health?.failed(this.name, this.streak.since ?? Date.now());
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => void what(), delay);
+    this.retryTimer = setTimeout(
+      () => void (next === 'relist' ? this.relist() : this.startWatch(false)),
+      delay,
+    );
     this.retryTimer.unref();
+  }
+
+  /**
+   * The API server answered: a list that completed (which alone resets the backoff, besides
+   * time), or a watch it accepted.
+   */
+  private answered(listed: boolean): void {
+    if (listed) this.backoff.forget('informer');
+    if (this.streak.succeeded()) this.options.health?.recovered(this.name);
   }
 
   /**
@@ -296,11 +368,10 @@ export class Informer<T extends ObjectHead = KubeObject> {
         this.wireMetadataOnly,
       );
     } catch (error) {
-      this.retry(() => this.relist(), error);
+      this.fail(error, 'relist');
       return;
     }
-    // The API server answered: a watch failing next starts its backoff afresh.
-    this.backoff.forget('informer');
+    this.answered(true);
     this.replace(result);
     await this.startWatch(false);
   }
@@ -333,16 +404,11 @@ export class Informer<T extends ObjectHead = KubeObject> {
     }
   }
 
-  private armWatchdog(): void {
+  /** Restarts the watch (as a failure) once it has been silent past its timeout and slack. */
+  private armWatchdog(onSilent: () => void): void {
     clearTimeout(this.watchdog);
     const timeout = this.options.watchTimeoutSeconds ?? 300;
-    this.watchdog = setTimeout(
-      () => {
-        this.log('warn', 'watch silent for too long; restarting');
-        this.watch?.abort();
-      },
-      (timeout + 60) * 1000,
-    );
+    this.watchdog = setTimeout(onSilent, (timeout + 60) * 1000);
     this.watchdog.unref();
   }
 
@@ -352,19 +418,32 @@ export class Informer<T extends ObjectHead = KubeObject> {
    */
   private async startWatch(initial: boolean): Promise<void> {
     if (this.stopped) return;
+    const askedAt = Date.now();
     let needsRelist = false;
+    let delivered = false;
+    let silent = false;
+    let over = false;
+    /** An ERROR event other than 410: the server ends the watch after it. */
+    let errorEvent: unknown;
     let listed: T[] | undefined = initial ? [] : undefined;
+    const arm = (): void =>
+      this.armWatchdog(() => {
+        silent = true;
+        this.watch?.abort();
+      });
     const onEvent = (type: WatchEventType, raw: unknown): void => {
-      this.armWatchdog();
+      arm();
       if (type === 'ERROR') {
-        needsRelist ||= isGone(raw);
+        if (isGone(raw)) needsRelist = true;
+        else errorEvent = raw;
         return;
       }
+      delivered = true;
       const object = raw as T;
       if (listed) {
         if (type === 'ADDED') listed.push(object);
         else if (type === 'BOOKMARK' && endsInitialEvents(object)) {
-          this.backoff.forget('informer');
+          this.answered(true);
           this.replace({
             items: listed,
             resourceVersion: object.metadata.resourceVersion ?? '',
@@ -377,27 +456,30 @@ export class Informer<T extends ObjectHead = KubeObject> {
       if (type !== 'BOOKMARK') this.apply(type, object);
     };
     const onDone = (error: unknown): void => {
+      if (over) return;
+      over = true;
       clearTimeout(this.watchdog);
       this.watch = undefined;
       if (this.stopped) return;
-      if (listed && !needsRelist && (error === undefined || isRefused(error))) {
-        // The stream ended, or was refused, before its initial events were complete: a server
-        // without streaming lists. LIST instead, from now on.
+      const step = afterWatch({
+        initialPending: !!listed,
+        gone: needsRelist,
+        error: error ?? errorEvent,
+        short: !delivered && Date.now() - askedAt < SHORT_WATCH_MS,
+        silentFor: silent ? (this.options.watchTimeoutSeconds ?? 300) + 60 : undefined,
+      });
+      if (step.do === 'list-instead') {
+        // A server without streaming lists: LIST from now on (once: `listing` stays set).
         this.listing = true;
         this.log('info', 'streaming lists not served; listing instead');
         void this.relist();
-      } else if (needsRelist || isGone(error) || listed) {
-        void this.relist();
-      } else if (error && (error as Error).name !== 'AbortError') {
-        this.retry(() => this.startWatch(false), error);
-      } else {
-        this.backoff.forget('informer');
-        void this.startWatch(false);
-      }
+      } else if (step.do === 'relist') void this.relist();
+      else if (step.do === 'rewatch') void this.startWatch(false);
+      else this.fail(step.error, step.then);
     };
     try {
-      this.armWatchdog();
-      this.watch = await this.source.watch(
+      arm();
+      const watch = await this.source.watch(
         this.options.path,
         {
           resourceVersion: initial ? '' : this.resourceVersion,
@@ -408,7 +490,11 @@ export class Informer<T extends ObjectHead = KubeObject> {
         },
         onEvent,
         onDone,
+        () => this.answered(false),
       );
+      // Stopped while the watch was being asked for (the rate limit may hold it back).
+      if (this.stopped) watch.abort();
+      else if (!over) this.watch = watch;
     } catch (error) {
       clearTimeout(this.watchdog);
       if (initial && isRefused(error)) {
@@ -416,7 +502,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
         void this.relist();
         return;
       }
-      this.retry(() => (initial ? this.relist() : this.startWatch(false)), error);
+      this.fail(error, initial ? 'relist' : 'watch');
     }
   }
 
@@ -432,6 +518,61 @@ export class Informer<T extends ObjectHead = KubeObject> {
     if (old) this.notify('update', 'watch', stored, old);
     else this.notify('add', 'watch', stored);
   }
+}
+
+/** How one watch ended. */
+interface WatchEnd {
+  /** A streaming list whose initial events had not all come. */
+  initialPending: boolean;
+  /** An ERROR event said 410 Gone. */
+  gone: boolean;
+  /** The stream's error, or an ERROR event's Status; null or undefined after a normal close. */
+  error: unknown;
+  /** It ended within SHORT_WATCH_MS of being asked for, having delivered nothing. */
+  short: boolean;
+  /** The watchdog ended it after this many seconds of silence. */
+  silentFor: number | undefined;
+}
+
+type NextStep =
+  | { do: 'list-instead' }
+  | { do: 'relist' }
+  | { do: 'rewatch' }
+  | { do: 'fail'; error: unknown; then: 'relist' | 'watch' };
+
+/**
+ * What follows the end of a watch. Everything that is not a watch running its course (a normal
+ * close after a while, a 410 after a while) is a failure, which waits for the backoff.
+ */
+function afterWatch(end: WatchEnd): NextStep {
+  const { error, short } = end;
+  if (end.silentFor !== undefined)
+    return {
+      do: 'fail',
+      error: new Error(`watch silent for over ${end.silentFor} s`),
+      then: 'watch',
+    };
+  // Ended or refused before its initial events were complete: a server without streaming lists.
+  if (end.initialPending && !end.gone && (error == null || isRefused(error)))
+    return { do: 'list-instead' };
+  if (end.gone || isGone(error))
+    return short
+      ? {
+          do: 'fail',
+          error: Object.assign(new Error('410 Gone at once'), { statusCode: 410 }),
+          then: 'relist',
+        }
+      : { do: 'relist' };
+  if (end.initialPending) return { do: 'fail', error, then: 'relist' };
+  if (error != null && (error as Error).name !== 'AbortError')
+    return { do: 'fail', error, then: 'watch' };
+  if (short)
+    return {
+      do: 'fail',
+      error: new Error('the watch closed at once, with no event'),
+      then: 'watch',
+    };
+  return { do: 'rewatch' };
 }
 
 function file<T>(index: Index<T>, key: string, object: T): void {

@@ -5,7 +5,12 @@
 import dotI, { ResourceEventType, ResourceMetaImpl, type ResourceEvent } from '@dot-i/k8s-operator';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject, ObjectHead } from '../../api/object-meta.ts';
-import { Informer, type EventOrigin, type ListWatchSource } from './informer.ts';
+import {
+  Informer,
+  type EventOrigin,
+  type InformerHealth,
+  type ListWatchSource,
+} from './informer.ts';
 
 // dot-i is CommonJS with `exports.default = Operator`: Node's ESM loader hands us the exports
 // object (class at `.default`); bundlers that honour `__esModule` hand us the class itself.
@@ -59,6 +64,7 @@ export class OperatorShell extends Operator {
     private readonly source: ListWatchSource,
     private readonly onInit: (shell: OperatorShell) => Promise<void>,
     private readonly logFn: ShellLog,
+    private readonly health?: InformerHealth,
   ) {
     super({
       debug: () => undefined,
@@ -131,6 +137,7 @@ export class OperatorShell extends Operator {
       metadataOnly: target.metadataOnly,
       received: target.received,
       log: this.logFn,
+      health: this.health,
     });
     const emit = (type: ResourceEventType, origin: EventOrigin, object: T, old?: T): void => {
       const meta = ResourceMetaImpl.createWithPlural(target.plural, object as never);
