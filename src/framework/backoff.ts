@@ -41,3 +41,18 @@ export class Backoff {
     this.failures.delete(key);
   }
 }
+
+/**
+ * The most attempts a run of failures makes within `ms` of its first: the first at once, then one
+ * after each delay at its shortest (all jitter taken off). What a fault scenario bounds the
+ * requests of one informer by.
+ */
+export function mostAttemptsWithin(options: BackoffOptions, ms: number): number {
+  let attempts = 1;
+  for (let at = 0, failures = 1; ; failures++) {
+    const delay = Math.min(options.maxMs, options.baseMs * 2 ** Math.min(failures - 1, 30));
+    at += delay * (1 - options.jitter);
+    if (at > ms) return attempts;
+    attempts++;
+  }
+}

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../../api/object-meta.ts';
+import { LIST_WATCH_BACKOFF, mostAttemptsWithin } from '../backoff.ts';
 import {
   Informer,
   type ListResult,
@@ -405,18 +406,7 @@ describe('the informer', () => {
     const unavailable = (): Error =>
       Object.assign(new Error('watch /x: HTTP 503'), { statusCode: 503 });
 
-    /**
-     * The most attempts in `ms` of failures: the first at once, then one per backoff delay at its
-     * shortest (800 ms doubling to 30 s, less 20 %).
-     */
-    const mostAttemptsIn = (ms: number): number => {
-      let attempts = 1;
-      for (let at = 0, delay = 800; ; delay = Math.min(delay * 2, 30_000)) {
-        at += delay * 0.8;
-        if (at > ms) return attempts;
-        attempts++;
-      }
-    };
+    const mostAttemptsIn = (ms: number): number => mostAttemptsWithin(LIST_WATCH_BACKOFF, ms);
 
     for (const [what, error, streaming] of [
       ['a streaming list answered 503', unavailable, true],

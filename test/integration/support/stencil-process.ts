@@ -11,11 +11,11 @@ export interface StencilProcess {
   output: string;
 }
 
-/** Starts `stencil run --kubeconfig <the test admin's> …args`. */
-export function spawnStencilRun(args: string[]): StencilProcess {
+/** Starts `stencil run --kubeconfig <the test admin's, unless given> …args`. */
+export function spawnStencilRun(args: string[], kubeconfig = inject('kubeconfig')): StencilProcess {
   const child = spawn(
     process.execPath,
-    [join(root, 'dist', 'cli.js'), 'run', '--kubeconfig', inject('kubeconfig'), ...args],
+    [join(root, 'dist', 'cli.js'), 'run', '--kubeconfig', kubeconfig, ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const running: StencilProcess = { child, output: '' };
