@@ -13,7 +13,7 @@ export interface OperatorConfig {
   /** Namespaces to watch; undefined = all. */
   namespaces?: string[];
   concurrency: number;
-  /** Client-side rate limit of requests to the API server (watches excepted); qps 0 = off. */
+  /** Client-side rate limit of requests to the API server (watch starts included); qps 0 = off. */
   kubeQps: number;
   kubeBurst: number;
   /** Every instance and Template is reconciled at least this often. */
@@ -105,7 +105,7 @@ export const RUN_COMMAND = {
     'kube-qps': {
       type: 'string',
       value: 'N',
-      description: `requests per second to the API server, watches excepted; 0 = no limit (default ${DEFAULT_KUBE_QPS})`,
+      description: `requests per second to the API server, watch starts included; 0 = no limit (default ${DEFAULT_KUBE_QPS})`,
     },
     'kube-burst': {
       type: 'string',

@@ -175,6 +175,19 @@ async function stop(code: number): Promise<never> {
 }
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
+// An outage on demand: kube-apiserver killed and started again a minute later, on the same port
+// and data, so anyone can watch what the operator sends and says meanwhile (docs/reliability.md).
+let outage = false;
+process.on('SIGUSR2', () => {
+  if (outage || stopping) return;
+  outage = true;
+  say('API server stopped for 60 s (SIGUSR2); it comes back on the same port and data');
+  void plane
+    .restartApiserver('SIGKILL', 60_000)
+    .then(() => say('API server back'))
+    .catch((error: unknown) => say(`the API server did not come back: ${String(error)}`))
+    .finally(() => (outage = false));
+});
 for (const { child } of replicas)
   child.once('exit', (code) => {
     if (!stopping) {
@@ -251,5 +264,11 @@ ${replicas
     ? `\n${replicaCount} replicas share the namespaces (--shards=auto); their member Leases:\n  ${kubectlPath} get leases -n stencil-system -l stencil.dev/shard-group=stencil`
     : ''
 }
+To see an API server outage, stop it for a minute (it comes back on the same port and data) and
+count what the operator sent meanwhile, by verb and status (0: no answer):
+
+  kill -USR2 ${process.pid}
+  curl -s http://127.0.0.1:${replicas[0]!.metricsPort}/metrics | grep -E '^stencil_(api_requests_total|informer_)'
+
 Press Ctrl-C to stop everything.
 `);

@@ -501,6 +501,32 @@ describe('the informer', () => {
       informer.stop();
     });
 
+    it('a resumed watch answered 410 at once relists at once: a restarted API server', async () => {
+      const source = new FakeSource();
+      const logs: string[] = [];
+      const informer = new Informer(source, {
+        path: '/x',
+        log: (level, message) => logs.push(`${level} ${message}`),
+      });
+      await informer.start();
+      await flush();
+      source.watches[0]!.emit('MODIFIED', cm('a', '12'));
+      // The server goes away, then comes back with a fresh watch cache: the resumed watch, from
+      // version 12, is told 410 at once.
+      source.watches[0]!.done(Object.assign(new Error('cut'), { statusCode: 0 }));
+      await vi.advanceTimersByTimeAsync(800);
+      expect(source.watches[1]!.resourceVersion).toBe('12');
+      source.watches[1]!.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+      source.watches[1]!.done(null);
+      await flush();
+      expect(source.lists).toBe(2);
+      expect(logs).toEqual([
+        'warn list/watch failing; retrying with backoff, said again when it recovers',
+        'info list/watch recovered',
+      ]);
+      informer.stop();
+    });
+
     it('waits as long as a 429 asks (Retry-After), if that is longer than its backoff', async () => {
       const source = new FailingSource(() =>
         Object.assign(new Error('HTTP 429'), { statusCode: 429, retryAfterMs: 7_000 }),

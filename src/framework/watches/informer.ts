@@ -373,7 +373,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
     }
     this.answered(true);
     this.replace(result);
-    await this.startWatch(false);
+    await this.startWatch(false, true);
   }
 
   /**
@@ -415,8 +415,9 @@ export class Informer<T extends ObjectHead = KubeObject> {
   /**
    * Watches from the cached resourceVersion; `initial`: a streaming list, whose ADDED events up
    * to the bookmark marked `k8s.io/initial-events-end` replace the cache as a list would.
+   * `afterList`: the version is the one a LIST just gave.
    */
-  private async startWatch(initial: boolean): Promise<void> {
+  private async startWatch(initial: boolean, afterList = false): Promise<void> {
     if (this.stopped) return;
     const askedAt = Date.now();
     let needsRelist = false;
@@ -466,6 +467,7 @@ export class Informer<T extends ObjectHead = KubeObject> {
         gone: needsRelist,
         error: error ?? errorEvent,
         short: !delivered && Date.now() - askedAt < SHORT_WATCH_MS,
+        fromList: initial || afterList,
         silentFor: silent ? (this.options.watchTimeoutSeconds ?? 300) + 60 : undefined,
       });
       if (step.do === 'list-instead') {
@@ -530,6 +532,12 @@ interface WatchEnd {
   error: unknown;
   /** It ended within SHORT_WATCH_MS of being asked for, having delivered nothing. */
   short: boolean;
+  /**
+   * It began at the resourceVersion a list had just given: a 410 then, at once, would loop
+   * (list, watch, 410, list...). A 410 of a watch resumed from an older version is the normal
+   * way back after an outage (a restarted API server's watch cache starts anew): relist at once.
+   */
+  fromList: boolean;
   /** The watchdog ended it after this many seconds of silence. */
   silentFor: number | undefined;
 }
@@ -542,7 +550,7 @@ type NextStep =
 
 /**
  * What follows the end of a watch. Everything that is not a watch running its course (a normal
- * close after a while, a 410 after a while) is a failure, which waits for the backoff.
+ * close after a while, a 410 of a resumed watch) is a failure, which waits for the backoff.
  */
 function afterWatch(end: WatchEnd): NextStep {
   const { error, short } = end;
@@ -556,7 +564,7 @@ function afterWatch(end: WatchEnd): NextStep {
   if (end.initialPending && !end.gone && (error == null || isRefused(error)))
     return { do: 'list-instead' };
   if (end.gone || isGone(error))
-    return short
+    return short && end.fromList
       ? {
           do: 'fail',
           error: Object.assign(new Error('410 Gone at once'), { statusCode: 410 }),
