@@ -4,10 +4,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ClusterError } from '../reconcile/cluster-port.ts';
 import { retryAfterMs } from './errors.ts';
 import { KubeHttp } from './http.ts';
+import type { RateLimit } from './rate-limiter.ts';
 
 /** A loopback API server that answers each request with the next reply of `replies` (the last repeats). */
 async function fakeServer(
   replies: { status: number; retryAfter?: string }[],
+  rateLimit?: RateLimit,
 ): Promise<{ http: KubeHttp; hits: () => number; server: Server }> {
   let count = 0;
   const server = createServer((req, res) => {
@@ -28,7 +30,7 @@ async function fakeServer(
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-  return { http: await KubeHttp.create(kubeConfig), hits: () => count, server };
+  return { http: await KubeHttp.create(kubeConfig, rateLimit), hits: () => count, server };
 }
 
 let open: { http: KubeHttp; server: Server; hits: () => number } | undefined;
@@ -157,5 +159,27 @@ describe('KubeHttp and Retry-After', () => {
     await expect(pending).rejects.toMatchObject({ kind: 'Aborted' });
     expect(vi.getTimerCount()).toBe(0);
     expect(fake.hits()).toBe(1);
+  });
+});
+
+describe('KubeHttp watch streams', () => {
+  it('a watch start waits for the rate limit like any request, and is counted as WATCH', async () => {
+    open = await fakeServer([{ status: 503, retryAfter: '4' }], { qps: 10, burst: 1 });
+    const attempts: string[] = [];
+    open.http.onAttempt((verb, status) => attempts.push(`${verb} ${status}`));
+    const ended: unknown[] = [];
+    const started = performance.now();
+    for (let i = 0; i < 3; i++)
+      await open.http.stream(
+        { path: '/api/v1/configmaps', query: { watch: 'true' } },
+        () => undefined,
+        (error) => ended.push(error),
+      );
+    // One token at once, then one every 100 ms: the third start waited about 200 ms.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(180);
+    await vi.waitFor(() => expect(ended).toHaveLength(3));
+    expect(attempts).toEqual(['WATCH 503', 'WATCH 503', 'WATCH 503']);
+    // The failure carries the status and how long the server asked to wait.
+    expect(ended[0]).toMatchObject({ statusCode: 503, retryAfterMs: 4_000 });
   });
 });

@@ -1,4 +1,4 @@
-// Faults 9-15: the API server fails in each way a real control plane does, while `stencil run`
+// Faults 9-16: the API server fails in each way a real control plane does, while `stencil run`
 // (a process, as installed) reaches it through a proxy that plays the fault (support/fault-proxy).
 // For each fault, what the operator sends while it lasts is counted at the proxy and by the
 // operator's own metrics, and bounded by the list/watch backoff: per informer, no more attempts
