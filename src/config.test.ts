@@ -20,6 +20,7 @@ describe('stencil run configuration', () => {
       webhookConfigurations: 'operator',
       webhookBreakGlassGroups: [],
       authorizeSources: 'operator',
+      tenancy: { actAs: 'service-account' },
       apiGroups: new Map(),
       operatorNamespace: undefined,
       leaderElect: false,
@@ -30,6 +31,18 @@ describe('stencil run configuration', () => {
       metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081',
     });
+  });
+
+  it("acts as each Template's ServiceAccount unless --act-as=operator, with an optional default name", () => {
+    expect(loadConfig(['--default-service-account', 'stencil-templates'], {}).tenancy).toEqual({
+      actAs: 'service-account',
+      defaultServiceAccount: 'stencil-templates',
+    });
+    expect(loadConfig([], { STENCIL_ACT_AS: 'operator' }).tenancy).toEqual({ actAs: 'operator' });
+    expect(() => loadConfig(['--act-as', 'root'], {})).toThrow(/--act-as/);
+    expect(() => loadConfig(['--default-service-account', 'Not_A_Name'], {})).toThrow(
+      /--default-service-account must be a ServiceAccount name/,
+    );
   });
 
   it('reads --api-groups (STENCIL_API_GROUPS) as the allowance of typed APIs, and refuses a bad one', () => {

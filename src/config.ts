@@ -6,6 +6,7 @@ import {
   type ApiAllowance,
 } from './engine/typed-api/api-names.ts';
 import { parseCommandLine, UsageError, type CommandSpec } from './command-line.ts';
+import type { TenancyPolicy } from './engine/shared/acting-identity.ts';
 import type { LogLevel } from './log.ts';
 
 export interface OperatorConfig {
@@ -44,6 +45,12 @@ export interface OperatorConfig {
    * with a SubjectAccessReview on every read; needs the admission webhook).
    */
   authorizeSources: 'operator' | 'requester';
+  /**
+   * Who a Template's requests are made as (ADR 0035): its ServiceAccount (`--act-as
+   * service-account`, the default; `--default-service-account` names the one of a Template
+   * that names none), or the operator itself (`--act-as operator`: single-team mode).
+   */
+  tenancy: TenancyPolicy;
   /**
    * Which Template namespaces may publish which API groups (ADR 0032); empty = none may, and
    * the operator does not watch CRDs.
@@ -203,6 +210,18 @@ export const RUN_COMMAND = {
       description:
         "operator, or requester: each valueFrom read also needs the instance creator's rights (default operator)",
     },
+    'act-as': {
+      type: 'string',
+      value: 'WHO',
+      description:
+        "service-account: a Template's requests are made as its ServiceAccount; operator: as the operator itself, for a single trusted team (default service-account)",
+    },
+    'default-service-account': {
+      type: 'string',
+      value: 'NAME',
+      description:
+        "the ServiceAccount, in a Template's own namespace, of a Template that names none (default none: such a Template is refused)",
+    },
     'api-groups': {
       type: 'string',
       value: 'NS=GROUP,...;...',
@@ -350,6 +369,24 @@ function authorizeSources(
   return mode;
 }
 
+/** A DNS-1123 subdomain, as a ServiceAccount's name is. */
+const SERVICE_ACCOUNT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function tenancy(get: (name: RunFlag) => string | undefined): TenancyPolicy {
+  const actAs = oneOf(
+    'act-as',
+    get('act-as'),
+    ['service-account', 'operator'] as const,
+    'service-account',
+  );
+  const name = get('default-service-account');
+  if (name !== undefined && (name.length > 253 || !SERVICE_ACCOUNT_NAME.test(name)))
+    throw new ConfigError(
+      `--default-service-account must be a ServiceAccount name (lower-case letters, digits, '-' and '.'), got "${name}"`,
+    );
+  return { actAs, ...(name ? { defaultServiceAccount: name } : {}) };
+}
+
 /** Parses `argv` (after `stencil run`) with `env` as fallback. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig {
   let values: Readonly<Record<string, unknown>>;
@@ -391,6 +428,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConf
       'operator',
     ),
     authorizeSources: authorizeSources(get),
+    tenancy: tenancy(get),
     apiGroups: apiGroups(get('api-groups')),
     operatorNamespace: get('operator-namespace'),
     leaderElect: bool('leader-elect', get('leader-elect')),

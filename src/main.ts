@@ -207,10 +207,15 @@ export async function runOperator(
     metrics,
     webhook: webhookOptions(config, log),
     authorizeSources: config.authorizeSources,
+    tenancy: config.tenancy,
     apiGroups: config.apiGroups,
     leaderElection: leaderElection(config, identity, () => onLost()),
     sharding: shardingOptions(config, identity, () => onLost()),
   });
+  if (config.tenancy.actAs === 'operator')
+    log.warn(
+      "single-team mode (--act-as=operator): every Template acts with the operator's own rights, so whoever may write a Template may do all the operator may; give each Template a ServiceAccount instead (docs/operations.md, Tenancy)",
+    );
   const servers = await startServers(config, operator, metrics);
   await operator.start();
   const cancelRelease = releaseMemoryWhenQuiet(operator, log);

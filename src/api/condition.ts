@@ -75,6 +75,11 @@ export const INSTANCE_CONDITION_ORDER = [
 export const InstanceReason = {
   Success: 'Success',
   TemplateNotFound: 'TemplateNotFound',
+  /**
+   * The Template names no ServiceAccount to act as (spec.serviceAccountName) and the operator
+   * has no --default-service-account (ADR 0035): nothing is read or applied.
+   */
+  ServiceAccountNotSet: 'ServiceAccountNotSet',
   /** The pinned TemplateRevision does not exist. */
   RevisionNotFound: 'RevisionNotFound',
   /** spec.ttl or stencil.dev/expires-at cannot be read. */

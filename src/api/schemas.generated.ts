@@ -167,6 +167,12 @@ export const CRD_SCHEMAS = {
             format: 'int64',
           },
           observedGeneration: { type: 'integer', format: 'int64' },
+          serviceAccount: {
+            description:
+              'The ServiceAccount (namespace/name) the last pass acted as; deleting the instance acts as it when its Template is gone.',
+            type: 'string',
+            maxLength: 317,
+          },
           resolvedTemplateRef: {
             type: 'object',
             properties: {
@@ -877,6 +883,14 @@ export const CRD_SCHEMAS = {
                 items: { type: 'string', minLength: 1, maxLength: 512 },
               },
             },
+          },
+          serviceAccountName: {
+            description:
+              "The ServiceAccount, in the Template's own namespace, that every request the Template causes is made as (impersonation): valueFrom reads, dry runs, applies, prunes and deletes. Unset, the operator's --default-service-account of this namespace; with neither, instances report ServiceAccountNotSet. Its writer must be allowed to impersonate it.",
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+            pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
           },
           sourceNamespaces: {
             description: 'Extra namespaces a valueFrom may read ("*" = any).',

@@ -87,6 +87,8 @@ export interface TemplateInstanceStatus {
   latestRevision?: number;
   observedGeneration?: number;
   resolvedTemplateRef?: { name: string; namespace: string; generation?: number };
+  /** The ServiceAccount (`namespace/name`) the last pass acted as (ADR 0035). */
+  serviceAccount?: string;
   resolvedParameters?: ResolvedParameter[];
   renderedResources?: RenderedResourceRef[];
   /** `<group>/<version>/<kind>`; persisted before any apply. */

@@ -146,6 +146,12 @@ export interface TemplateSpec {
   sources?: SourceEntry[];
   allowCrossNamespaceResources?: boolean;
   allowClusterScopedResources?: boolean;
+  /**
+   * The ServiceAccount, in the Template's own namespace, that every request the Template causes
+   * is made as (ADR 0035): reads, dry runs, applies, prunes. Policy, not content: a pinned
+   * revision acts as the live Template's.
+   */
+  serviceAccountName?: string;
   handlebars: string;
 }
 

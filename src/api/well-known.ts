@@ -104,3 +104,10 @@ export const ANNOTATION_ALLOW_BREAKING_API_CHANGES = `${GROUP}/allow-breaking-ap
 /** Every object Stencil creates for a published kind (CRD, ClusterRoles) carries it. */
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_STENCIL = 'stencil';
+
+/**
+ * The user extra the operator sets on every request it makes as a Template's ServiceAccount
+ * (impersonation, ADR 0035), with its own username as the value: only the operator may
+ * impersonate it, so strict mode tells the operator's writes from the ServiceAccount's own.
+ */
+export const EXTRA_IMPERSONATED_BY = `${GROUP}/impersonated-by`;

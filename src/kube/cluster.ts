@@ -16,11 +16,12 @@ import {
   type DeleteOutcome,
   type DeletePreconditions,
   type EventRecord,
+  type Impersonation,
   type MetadataPatch,
   type ObjectId,
 } from '../reconcile/cluster-port.ts';
 import { Discovery, resourcePath } from './discovery.ts';
-import type { KubeHttp } from './http.ts';
+import type { KubeHttp, RequestSpec } from './http.ts';
 import { listAll } from './list-watch.ts';
 
 /** An identical Event (same object, reason and message) is not repeated within this window. */
@@ -39,17 +40,27 @@ interface Shared {
   fence: WriteFence | undefined;
 }
 
+/** What one view of the cluster adds to the shared part. */
+interface View {
+  shared: Shared;
+  signal?: AbortSignal;
+  fieldManager?: string;
+  impersonate?: Impersonation;
+}
+
 export class KubeCluster implements ClusterPort {
   private readonly shared: Shared;
   private readonly signal: AbortSignal | undefined;
   /** The field manager of this view's applies (the shared one unless a view chose its own). */
   private readonly fieldManager: string;
+  /** Who this view's requests are made as; the kubeconfig's user when undefined. */
+  private readonly impersonate: Impersonation | undefined;
 
   constructor(
     http: KubeHttp,
     reportingInstance = 'stencil',
     fieldManager = FIELD_MANAGER,
-    bound?: { shared: Shared; signal?: AbortSignal; fieldManager?: string },
+    bound?: View,
   ) {
     this.shared = bound?.shared ?? {
       http,
@@ -61,6 +72,24 @@ export class KubeCluster implements ClusterPort {
     };
     this.signal = bound?.signal;
     this.fieldManager = bound?.fieldManager ?? this.shared.fieldManager;
+    this.impersonate = bound?.impersonate;
+  }
+
+  /** A view of this one with some of its parts replaced. */
+  private view(change: Omit<View, 'shared'>): KubeCluster {
+    const { shared, signal, fieldManager, impersonate } = this;
+    return new KubeCluster(this.http, undefined, undefined, {
+      shared,
+      signal,
+      fieldManager,
+      impersonate,
+      ...change,
+    });
+  }
+
+  /** Sends a request of this view: bound to its signal, made as its user. */
+  private send<T>(spec: RequestSpec): Promise<T> {
+    return this.http.request<T>({ ...spec, signal: this.signal, impersonate: this.impersonate });
   }
 
   get discovery(): Discovery {
@@ -72,8 +101,11 @@ export class KubeCluster implements ClusterPort {
   }
 
   bind(signal: AbortSignal): KubeCluster {
-    const { shared, fieldManager } = this;
-    return new KubeCluster(this.http, undefined, undefined, { shared, signal, fieldManager });
+    return this.view({ signal });
+  }
+
+  actingAs(user: Impersonation): KubeCluster {
+    return this.view({ impersonate: user });
   }
 
   /**
@@ -81,8 +113,7 @@ export class KubeCluster implements ClusterPort {
    * stamps); everything else, the write fence included, is shared.
    */
   withFieldManager(fieldManager: string): KubeCluster {
-    const { shared, signal } = this;
-    return new KubeCluster(this.http, undefined, undefined, { shared, signal, fieldManager });
+    return this.view({ fieldManager });
   }
 
   /**
@@ -138,10 +169,9 @@ export class KubeCluster implements ClusterPort {
 
   async get(id: ObjectId): Promise<KubeObject | undefined> {
     try {
-      const object = await this.http.request<KubeObject>({
+      const object = await this.send<KubeObject>({
         method: 'GET',
         path: await this.path(id),
-        signal: this.signal,
       });
       return {
         ...object,
@@ -161,7 +191,9 @@ export class KubeCluster implements ClusterPort {
   ): Promise<KubeObject[]> {
     const path = await this.path({ apiVersion, kind, namespace: options.namespace });
     try {
-      return (await listAll(this.http, path, options.labelSelector, undefined, this.signal)).items;
+      const { labelSelector } = options;
+      const { signal, impersonate } = this;
+      return (await listAll(this.http, path, { labelSelector, signal, impersonate })).items;
     } catch (error) {
       throw await this.notServedOr(error, { apiVersion, kind });
     }
@@ -171,10 +203,9 @@ export class KubeCluster implements ClusterPort {
     const path = await this.objectPath(object);
     this.admitWrite(options.dryRun ? 'dry run' : 'apply');
     try {
-      return await this.http.request<KubeObject>({
+      return await this.send<KubeObject>({
         method: 'PATCH',
         path,
-        signal: this.signal,
         query: {
           fieldManager: this.fieldManager,
           force: 'true',
@@ -215,13 +246,12 @@ export class KubeCluster implements ClusterPort {
     };
     this.admitWrite('delete');
     try {
-      const response = await this.http.request<{
+      const response = await this.send<{
         kind?: string;
         metadata?: { deletionTimestamp?: string };
       }>({
         method: 'DELETE',
         path,
-        signal: this.signal,
         body: {
           propagationPolicy: 'Background',
           ...(Object.keys(preconditions).length > 0 ? { preconditions } : {}),
@@ -241,12 +271,11 @@ export class KubeCluster implements ClusterPort {
   async patchStatus(object: ObjectHead, status: Record<string, unknown>): Promise<KubeObject> {
     const path = await this.objectPath(object);
     this.admitWrite('status update');
-    return this.http.request<KubeObject>({
+    return this.send<KubeObject>({
       method: 'PATCH',
       path: `${path}/status`,
       body: { metadata: { resourceVersion: requiredVersion(object) }, status },
       contentType: 'application/merge-patch+json',
-      signal: this.signal,
     });
   }
 
@@ -284,13 +313,12 @@ export class KubeCluster implements ClusterPort {
     const path = await this.objectPath(object);
     this.admitWrite(what);
     const metadata = { resourceVersion: requiredVersion(object), ...body.metadata };
-    return this.http.request<KubeObject>({
+    return this.send<KubeObject>({
       method: 'PATCH',
       path,
       query: { fieldManager: this.fieldManager },
       body: { ...body, metadata },
       contentType: 'application/merge-patch+json',
-      signal: this.signal,
     });
   }
 
@@ -306,7 +334,7 @@ export class KubeCluster implements ClusterPort {
     if (recentEvents.size > 10_000) recentEvents.clear();
     const namespace = regarding.metadata.namespace ?? 'default';
     const timestamp = new Date(now).toISOString();
-    await this.http.request({
+    await this.send({
       method: 'POST',
       path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
       body: {
@@ -331,7 +359,6 @@ export class KubeCluster implements ClusterPort {
         lastTimestamp: timestamp,
         count: 1,
       },
-      signal: this.signal,
     });
   }
 
@@ -343,7 +370,7 @@ export class KubeCluster implements ClusterPort {
         `kind ${access.kind} (${access.apiVersion}) is not served by the API server`,
       );
     const { group, version } = groupVersionOf(access.apiVersion);
-    const review = await this.http.request<{
+    const review = await this.send<{
       status?: { allowed?: boolean; denied?: boolean; reason?: string };
     }>({
       method: 'POST',
@@ -366,14 +393,13 @@ export class KubeCluster implements ClusterPort {
           },
         },
       },
-      signal: this.signal,
     });
     const allowed = review.status?.allowed === true && review.status.denied !== true;
     return { allowed, reason: review.status?.reason || undefined };
   }
 
   async identity(): Promise<string> {
-    const review = await this.http.request<{ status?: { userInfo?: { username?: string } } }>({
+    const review = await this.send<{ status?: { userInfo?: { username?: string } } }>({
       method: 'POST',
       path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },

@@ -22,6 +22,7 @@ import {
 } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Impersonation } from '../reconcile/cluster-port.ts';
 import { errorForAbort, errorForNetwork, errorForResponse, retryAfterMs } from './errors.ts';
 import { TokenBucket, type RateLimit } from './rate-limiter.ts';
 import { splitLines } from './line-splitter.ts';
@@ -43,6 +44,19 @@ export interface RequestSpec {
   timeoutMs?: number;
   /** Cancels the request: not sent when already aborted, torn down when aborted in flight. */
   signal?: AbortSignal;
+  /** Made as this user (Impersonate-User, Impersonate-Extra-*), not as the kubeconfig's. */
+  impersonate?: Impersonation;
+}
+
+/**
+ * The headers that make a request as `user`. An extra's key is percent-encoded in the header
+ * name (a `/` may not appear there); several values are several headers.
+ */
+export function impersonationHeaders(user: Impersonation): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = { 'impersonate-user': user.username };
+  for (const [key, values] of Object.entries(user.extra ?? {}))
+    headers[`impersonate-extra-${encodeURIComponent(key)}`] = values;
+  return headers;
 }
 
 /** Counts requests by method (and dry-run), for tests and metrics. */
@@ -207,7 +221,7 @@ export class KubeHttp {
     method: string,
     path: string,
     query: URLSearchParams,
-    headers: Record<string, string>,
+    headers: Record<string, string | string[]>,
     agent: HttpAgent,
   ): HttpRequestOptions {
     const search = query.size > 0 ? `?${query.toString()}` : '';
@@ -220,10 +234,12 @@ export class KubeHttp {
     accept: string | undefined,
     payload: string | undefined,
     contentType: string | undefined,
-  ): Promise<Record<string, string>> {
-    const headers: Record<string, string> = {
+    impersonate?: Impersonation,
+  ): Promise<Record<string, string | string[]>> {
+    const headers: Record<string, string | string[]> = {
       ...(await this.credentials.current()),
       accept: accept ?? 'application/json',
+      ...(impersonate ? impersonationHeaders(impersonate) : {}),
     };
     if (payload !== undefined) {
       headers['content-type'] = contentType ?? 'application/json';
@@ -255,7 +271,7 @@ export class KubeHttp {
   /** One attempt of a request: its status, body and Retry-After header. */
   private async attempt(spec: RequestSpec): Promise<Reply> {
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const headers = await this.headers(spec.accept, payload, spec.contentType);
+    const headers = await this.headers(spec.accept, payload, spec.contentType, spec.impersonate);
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) query.set(k, v);
     const options = this.options(spec.method, spec.path, query, headers, this.agent);

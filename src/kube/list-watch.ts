@@ -8,7 +8,7 @@ import type {
   WatchHandle,
   WatchQuery,
 } from '../framework/watches/informer.ts';
-import type { KubeHttp } from './http.ts';
+import type { KubeHttp, RequestSpec } from './http.ts';
 
 interface ListBody {
   items?: KubeObject[];
@@ -17,14 +17,18 @@ interface ListBody {
   apiVersion?: string;
 }
 
+/** How a list is asked for, besides its path. */
+export type ListOptions = Pick<RequestSpec, 'accept' | 'signal' | 'impersonate'> & {
+  labelSelector?: string;
+};
+
 /** Lists every page of a collection; items get their kind and apiVersion back. */
 export async function listAll(
   http: KubeHttp,
   path: string,
-  labelSelector?: string,
-  accept?: string,
-  signal?: AbortSignal,
+  options: ListOptions = {},
 ): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+  const { labelSelector, ...request } = options;
   const items: KubeObject[] = [];
   let token: string | undefined;
   let resourceVersion = '';
@@ -33,8 +37,7 @@ export async function listAll(
       method: 'GET',
       path,
       query: { limit: '500', continue: token, labelSelector },
-      accept,
-      signal,
+      ...request,
     });
     const kind = page.kind?.replace(/List$/, '') ?? '';
     for (const item of page.items ?? [])
@@ -62,7 +65,10 @@ export class KubeListWatch implements ListWatchSource {
   constructor(private readonly http: KubeHttp) {}
 
   list(path: string, labelSelector?: string, metadataOnly?: boolean): Promise<ListResult> {
-    return listAll(this.http, path, labelSelector, metadataOnly ? METADATA_LIST : undefined);
+    return listAll(this.http, path, {
+      labelSelector,
+      ...(metadataOnly ? { accept: METADATA_LIST } : {}),
+    });
   }
 
   watch(

@@ -34,6 +34,14 @@ import { InstanceSetReconciler } from '../reconcile/instance-set-reconciler.ts';
 import type { ReconcileMetrics } from '../reconcile/reader.ts';
 import { EventSender } from '../reconcile/instance/event-sender.ts';
 import type { AuthorizeSources } from '../reconcile/instance/requester-authorization.ts';
+import { CachedReadAccess } from '../reconcile/instance/tenant-access.ts';
+import { EXTRA_IMPERSONATED_BY } from '../api/well-known.ts';
+import {
+  serviceAccountUsername,
+  type ServiceAccountRef,
+  type TenancyPolicy,
+} from '../engine/shared/acting-identity.ts';
+import type { Impersonation } from '../reconcile/cluster-port.ts';
 import { TemplateReconciler } from '../reconcile/template-reconciler.ts';
 import { PreflightRunner } from '../reconcile/preflight.ts';
 import type { StrictWebhook } from '../webhook/strict-webhook.ts';
@@ -73,6 +81,11 @@ export interface OperatorOptions {
   webhook?: WebhookOptions;
   /** Whose rights a valueFrom read needs besides the operator's (ADR 0020); default operator. */
   authorizeSources?: AuthorizeSources;
+  /**
+   * Who a Template's requests are made as (ADR 0035). Absent: the operator itself, as in
+   * single-team mode.
+   */
+  tenancy?: TenancyPolicy;
   /** Called with the time from a source change to the apply it caused (ms). */
   onRotationLag?: (ms: number) => void;
   connection: KubeConnection;
@@ -203,6 +216,9 @@ export class StencilOperator {
         renderer: this.renders.render,
         authorizeSources: options.authorizeSources,
         sourceCache,
+        tenancy: options.tenancy,
+        cachedReads: new CachedReadAccess(cluster),
+        impersonation: (account) => this.impersonation(account),
         now,
         log: (level, message, fields) => options.log[level](message, fields),
       }),
@@ -247,6 +263,24 @@ export class StencilOperator {
       }),
       concurrency: 1,
     });
+  }
+
+  /** Who the operator is to the API server: asked once, again after a failure. */
+  private username: Promise<string> | undefined;
+
+  /**
+   * A request as `account`, marked as the operator's (the extra strict mode recognises, ADR
+   * 0035): only the operator may impersonate that extra with its own username as the value.
+   */
+  private async impersonation(account: ServiceAccountRef): Promise<Impersonation> {
+    this.username ??= this.options.connection.cluster.identity().catch((error: unknown) => {
+      this.username = undefined;
+      throw error;
+    });
+    return {
+      username: serviceAccountUsername(account),
+      extra: { [EXTRA_IMPERSONATED_BY]: [await this.username] },
+    };
   }
 
   /**

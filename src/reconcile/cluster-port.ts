@@ -87,6 +87,13 @@ export interface MetadataPatch {
   annotations?: Record<string, string | null>;
 }
 
+/** Who a request is made as when it is not the operator itself (ADR 0035). */
+export interface Impersonation {
+  username: string;
+  /** User extras set on the request (e.g. stencil.dev/impersonated-by). */
+  extra?: Record<string, string[]>;
+}
+
 export interface ClusterPort {
   /** `undefined` when the kind is not served. */
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined>;
@@ -146,4 +153,10 @@ export interface ClusterPort {
    * their pass, so a replica that must stop (lost leadership, shutdown) stops writing at once.
    */
   bind(signal: AbortSignal): ClusterPort;
+  /**
+   * This port with every request made as `user` (impersonation, ADR 0035): what a Template
+   * causes is authorized as the identity it acts as, never with the operator's rights. The
+   * bound signal, the write fence and the field manager stay.
+   */
+  actingAs(user: Impersonation): ClusterPort;
 }

@@ -112,6 +112,25 @@ describe('the strict-mode admission decision', () => {
     expect(exemptionOf({ username: 'alice', groups: ['dev'] }, withBreakGlass)).toBeUndefined();
   });
 
+  it("tells the operator acting as a Template's ServiceAccount from that ServiceAccount itself", () => {
+    const account = 'system:serviceaccount:team-a:templates';
+    const groups = ['system:serviceaccounts', 'system:serviceaccounts:team-a'];
+    // The operator's impersonated write carries the extra only the operator may impersonate.
+    const impersonated = {
+      username: account,
+      groups,
+      extra: { 'stencil.dev/impersonated-by': [OPERATOR] },
+    };
+    expect(exemptionOf(impersonated, exemptions)).toEqual({ by: 'operator' });
+    // A Pod's token of the same ServiceAccount has none; nor does a forged one of another name.
+    expect(exemptionOf({ username: account, groups }, exemptions)).toBeUndefined();
+    const forged = { ...impersonated, extra: { 'stencil.dev/impersonated-by': ['mallory'] } };
+    expect(exemptionOf(forged, exemptions)).toBeUndefined();
+    expect(
+      exemptionOf(impersonated, { operatorUsername: '', breakGlassGroups: [] }),
+    ).toBeUndefined();
+  });
+
   it('exempts nobody when the operator username is unknown', () => {
     const unknown = { operatorUsername: '', breakGlassGroups: [] };
     expect(exemptionOf({ username: '' }, unknown)).toBeUndefined();

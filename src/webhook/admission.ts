@@ -7,6 +7,7 @@ import { parseInstanceKeyName } from '../engine/shared/instance-key.ts';
 import type { KubeObject } from '../api/object-meta.ts';
 import {
   ANNOTATION_INSTANCE_REF,
+  EXTRA_IMPERSONATED_BY,
   LABEL_INSTANCE_NAME,
   LABEL_INSTANCE_NAMESPACE,
 } from '../api/well-known.ts';
@@ -62,7 +63,11 @@ export function exemptionOf(
   userInfo: AdmissionRequest['userInfo'],
   exemptions: Exemptions,
 ): Exemption | undefined {
-  if (exemptions.operatorUsername !== '' && userInfo.username === exemptions.operatorUsername)
+  const operator = exemptions.operatorUsername;
+  if (operator !== '' && userInfo.username === operator) return { by: 'operator' };
+  // The operator acting as a Template's ServiceAccount (ADR 0035): only it may impersonate this
+  // extra with its own name, so the ServiceAccount's own requests (a Pod's token) do not pass.
+  if (operator !== '' && userInfo.extra?.[EXTRA_IMPERSONATED_BY]?.includes(operator))
     return { by: 'operator' };
   const group = userInfo.groups?.find((g) => exemptions.breakGlassGroups.includes(g));
   return group === undefined ? undefined : { by: 'break-glass', group };

@@ -39,6 +39,7 @@ function recordingCluster(writes: string[]): ClusterPort {
     identity: () => Promise.resolve('operator'),
     reviewAccess: refuse('reviewAccess'),
     bind: () => port,
+    actingAs: () => port,
   };
   return port;
 }

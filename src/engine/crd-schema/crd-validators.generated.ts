@@ -169,6 +169,12 @@ const schema11 = {
           format: 'int64',
         },
         observedGeneration: { type: 'integer', format: 'int64' },
+        serviceAccount: {
+          description:
+            'The ServiceAccount (namespace/name) the last pass acted as; deleting the instance acts as it when its Template is gone.',
+          type: 'string',
+          maxLength: 317,
+        },
         resolvedTemplateRef: {
           type: 'object',
           properties: {
@@ -2486,13 +2492,53 @@ function validate10(
             }
           }
         }
+        if (data27.serviceAccount !== undefined) {
+          let data34 = data27.serviceAccount;
+          if (typeof data34 === 'string') {
+            if (func2(data34) > 317) {
+              const err92 = {
+                instancePath: instancePath + '/status/serviceAccount',
+                schemaPath: '#/properties/status/properties/serviceAccount/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 317 },
+                message: 'must NOT have more than 317 characters',
+                schema: 317,
+                parentSchema: schema11.properties.status.properties.serviceAccount,
+                data: data34,
+              };
+              if (vErrors === null) {
+                vErrors = [err92];
+              } else {
+                vErrors.push(err92);
+              }
+              errors++;
+            }
+          } else {
+            const err93 = {
+              instancePath: instancePath + '/status/serviceAccount',
+              schemaPath: '#/properties/status/properties/serviceAccount/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema11.properties.status.properties.serviceAccount.type,
+              parentSchema: schema11.properties.status.properties.serviceAccount,
+              data: data34,
+            };
+            if (vErrors === null) {
+              vErrors = [err93];
+            } else {
+              vErrors.push(err93);
+            }
+            errors++;
+          }
+        }
         if (data27.resolvedTemplateRef !== undefined) {
-          let data34 = data27.resolvedTemplateRef;
-          if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
-            if (data34.name !== undefined) {
-              let data35 = data34.name;
-              if (typeof data35 !== 'string') {
-                const err92 = {
+          let data35 = data27.resolvedTemplateRef;
+          if (data35 && typeof data35 == 'object' && !Array.isArray(data35)) {
+            if (data35.name !== undefined) {
+              let data36 = data35.name;
+              if (typeof data36 !== 'string') {
+                const err94 = {
                   instancePath: instancePath + '/status/resolvedTemplateRef/name',
                   schemaPath:
                     '#/properties/status/properties/resolvedTemplateRef/properties/name/type',
@@ -2503,20 +2549,20 @@ function validate10(
                     schema11.properties.status.properties.resolvedTemplateRef.properties.name.type,
                   parentSchema:
                     schema11.properties.status.properties.resolvedTemplateRef.properties.name,
-                  data: data35,
+                  data: data36,
                 };
                 if (vErrors === null) {
-                  vErrors = [err92];
+                  vErrors = [err94];
                 } else {
-                  vErrors.push(err92);
+                  vErrors.push(err94);
                 }
                 errors++;
               }
             }
-            if (data34.namespace !== undefined) {
-              let data36 = data34.namespace;
-              if (typeof data36 !== 'string') {
-                const err93 = {
+            if (data35.namespace !== undefined) {
+              let data37 = data35.namespace;
+              if (typeof data37 !== 'string') {
+                const err95 = {
                   instancePath: instancePath + '/status/resolvedTemplateRef/namespace',
                   schemaPath:
                     '#/properties/status/properties/resolvedTemplateRef/properties/namespace/type',
@@ -2528,25 +2574,25 @@ function validate10(
                       .type,
                   parentSchema:
                     schema11.properties.status.properties.resolvedTemplateRef.properties.namespace,
-                  data: data36,
+                  data: data37,
                 };
                 if (vErrors === null) {
-                  vErrors = [err93];
+                  vErrors = [err95];
                 } else {
-                  vErrors.push(err93);
+                  vErrors.push(err95);
                 }
                 errors++;
               }
             }
-            if (data34.generation !== undefined) {
-              let data37 = data34.generation;
+            if (data35.generation !== undefined) {
+              let data38 = data35.generation;
               if (!(
-                typeof data37 == 'number' &&
-                !(data37 % 1) &&
-                !isNaN(data37) &&
-                isFinite(data37)
+                typeof data38 == 'number' &&
+                !(data38 % 1) &&
+                !isNaN(data38) &&
+                isFinite(data38)
               )) {
-                const err94 = {
+                const err96 = {
                   instancePath: instancePath + '/status/resolvedTemplateRef/generation',
                   schemaPath:
                     '#/properties/status/properties/resolvedTemplateRef/properties/generation/type',
@@ -2558,18 +2604,18 @@ function validate10(
                       .type,
                   parentSchema:
                     schema11.properties.status.properties.resolvedTemplateRef.properties.generation,
-                  data: data37,
+                  data: data38,
                 };
                 if (vErrors === null) {
-                  vErrors = [err94];
+                  vErrors = [err96];
                 } else {
-                  vErrors.push(err94);
+                  vErrors.push(err96);
                 }
                 errors++;
               }
-              if (typeof data37 == 'number' && isFinite(data37)) {
-                if (!formats0.validate(data37)) {
-                  const err95 = {
+              if (typeof data38 == 'number' && isFinite(data38)) {
+                if (!formats0.validate(data38)) {
+                  const err97 = {
                     instancePath: instancePath + '/status/resolvedTemplateRef/generation',
                     schemaPath:
                       '#/properties/status/properties/resolvedTemplateRef/properties/generation/format',
@@ -2580,19 +2626,19 @@ function validate10(
                     parentSchema:
                       schema11.properties.status.properties.resolvedTemplateRef.properties
                         .generation,
-                    data: data37,
+                    data: data38,
                   };
                   if (vErrors === null) {
-                    vErrors = [err95];
+                    vErrors = [err97];
                   } else {
-                    vErrors.push(err95);
+                    vErrors.push(err97);
                   }
                   errors++;
                 }
               }
             }
           } else {
-            const err96 = {
+            const err98 = {
               instancePath: instancePath + '/status/resolvedTemplateRef',
               schemaPath: '#/properties/status/properties/resolvedTemplateRef/type',
               keyword: 'type',
@@ -2600,21 +2646,21 @@ function validate10(
               message: 'must be object',
               schema: schema11.properties.status.properties.resolvedTemplateRef.type,
               parentSchema: schema11.properties.status.properties.resolvedTemplateRef,
-              data: data34,
+              data: data35,
             };
             if (vErrors === null) {
-              vErrors = [err96];
+              vErrors = [err98];
             } else {
-              vErrors.push(err96);
+              vErrors.push(err98);
             }
             errors++;
           }
         }
         if (data27.resolvedParameters !== undefined) {
-          let data38 = data27.resolvedParameters;
-          if (Array.isArray(data38)) {
-            if (data38.length > 256) {
-              const err97 = {
+          let data39 = data27.resolvedParameters;
+          if (Array.isArray(data39)) {
+            if (data39.length > 256) {
+              const err99 = {
                 instancePath: instancePath + '/status/resolvedParameters',
                 schemaPath: '#/properties/status/properties/resolvedParameters/maxItems',
                 keyword: 'maxItems',
@@ -2622,21 +2668,21 @@ function validate10(
                 message: 'must NOT have more than 256 items',
                 schema: 256,
                 parentSchema: schema11.properties.status.properties.resolvedParameters,
-                data: data38,
+                data: data39,
               };
               if (vErrors === null) {
-                vErrors = [err97];
+                vErrors = [err99];
               } else {
-                vErrors.push(err97);
+                vErrors.push(err99);
               }
               errors++;
             }
-            const len1 = data38.length;
+            const len1 = data39.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data39 = data38[i1];
-              if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
-                if (data39.name === undefined) {
-                  const err98 = {
+              let data40 = data39[i1];
+              if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
+                if (data40.name === undefined) {
+                  const err100 = {
                     instancePath: instancePath + '/status/resolvedParameters/' + i1,
                     schemaPath: '#/properties/status/properties/resolvedParameters/items/required',
                     keyword: 'required',
@@ -2644,19 +2690,19 @@ function validate10(
                     message: "must have required property '" + 'name' + "'",
                     schema: schema11.properties.status.properties.resolvedParameters.items.required,
                     parentSchema: schema11.properties.status.properties.resolvedParameters.items,
-                    data: data39,
+                    data: data40,
                   };
                   if (vErrors === null) {
-                    vErrors = [err98];
+                    vErrors = [err100];
                   } else {
-                    vErrors.push(err98);
+                    vErrors.push(err100);
                   }
                   errors++;
                 }
-                if (data39.name !== undefined) {
-                  let data40 = data39.name;
-                  if (typeof data40 !== 'string') {
-                    const err99 = {
+                if (data40.name !== undefined) {
+                  let data41 = data40.name;
+                  if (typeof data41 !== 'string') {
+                    const err101 = {
                       instancePath: instancePath + '/status/resolvedParameters/' + i1 + '/name',
                       schemaPath:
                         '#/properties/status/properties/resolvedParameters/items/properties/name/type',
@@ -2669,20 +2715,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.resolvedParameters.items.properties
                           .name,
-                      data: data40,
+                      data: data41,
                     };
                     if (vErrors === null) {
-                      vErrors = [err99];
+                      vErrors = [err101];
                     } else {
-                      vErrors.push(err99);
+                      vErrors.push(err101);
                     }
                     errors++;
                   }
                 }
-                if (data39.valueFrom !== undefined) {
-                  let data41 = data39.valueFrom;
-                  if (!(data41 && typeof data41 == 'object' && !Array.isArray(data41))) {
-                    const err100 = {
+                if (data40.valueFrom !== undefined) {
+                  let data42 = data40.valueFrom;
+                  if (!(data42 && typeof data42 == 'object' && !Array.isArray(data42))) {
+                    const err102 = {
                       instancePath:
                         instancePath + '/status/resolvedParameters/' + i1 + '/valueFrom',
                       schemaPath:
@@ -2696,18 +2742,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.resolvedParameters.items.properties
                           .valueFrom,
-                      data: data41,
+                      data: data42,
                     };
                     if (vErrors === null) {
-                      vErrors = [err100];
+                      vErrors = [err102];
                     } else {
-                      vErrors.push(err100);
+                      vErrors.push(err102);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err101 = {
+                const err103 = {
                   instancePath: instancePath + '/status/resolvedParameters/' + i1,
                   schemaPath: '#/properties/status/properties/resolvedParameters/items/type',
                   keyword: 'type',
@@ -2715,18 +2761,18 @@ function validate10(
                   message: 'must be object',
                   schema: schema11.properties.status.properties.resolvedParameters.items.type,
                   parentSchema: schema11.properties.status.properties.resolvedParameters.items,
-                  data: data39,
+                  data: data40,
                 };
                 if (vErrors === null) {
-                  vErrors = [err101];
+                  vErrors = [err103];
                 } else {
-                  vErrors.push(err101);
+                  vErrors.push(err103);
                 }
                 errors++;
               }
             }
           } else {
-            const err102 = {
+            const err104 = {
               instancePath: instancePath + '/status/resolvedParameters',
               schemaPath: '#/properties/status/properties/resolvedParameters/type',
               keyword: 'type',
@@ -2734,21 +2780,21 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.resolvedParameters.type,
               parentSchema: schema11.properties.status.properties.resolvedParameters,
-              data: data38,
+              data: data39,
             };
             if (vErrors === null) {
-              vErrors = [err102];
+              vErrors = [err104];
             } else {
-              vErrors.push(err102);
+              vErrors.push(err104);
             }
             errors++;
           }
         }
         if (data27.renderedResources !== undefined) {
-          let data42 = data27.renderedResources;
-          if (Array.isArray(data42)) {
-            if (data42.length > 500) {
-              const err103 = {
+          let data43 = data27.renderedResources;
+          if (Array.isArray(data43)) {
+            if (data43.length > 500) {
+              const err105 = {
                 instancePath: instancePath + '/status/renderedResources',
                 schemaPath: '#/properties/status/properties/renderedResources/maxItems',
                 keyword: 'maxItems',
@@ -2756,21 +2802,21 @@ function validate10(
                 message: 'must NOT have more than 500 items',
                 schema: 500,
                 parentSchema: schema11.properties.status.properties.renderedResources,
-                data: data42,
+                data: data43,
               };
               if (vErrors === null) {
-                vErrors = [err103];
+                vErrors = [err105];
               } else {
-                vErrors.push(err103);
+                vErrors.push(err105);
               }
               errors++;
             }
-            const len2 = data42.length;
+            const len2 = data43.length;
             for (let i2 = 0; i2 < len2; i2++) {
-              let data43 = data42[i2];
-              if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-                if (data43.apiVersion === undefined) {
-                  const err104 = {
+              let data44 = data43[i2];
+              if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
+                if (data44.apiVersion === undefined) {
+                  const err106 = {
                     instancePath: instancePath + '/status/renderedResources/' + i2,
                     schemaPath: '#/properties/status/properties/renderedResources/items/required',
                     keyword: 'required',
@@ -2778,43 +2824,7 @@ function validate10(
                     message: "must have required property '" + 'apiVersion' + "'",
                     schema: schema11.properties.status.properties.renderedResources.items.required,
                     parentSchema: schema11.properties.status.properties.renderedResources.items,
-                    data: data43,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err104];
-                  } else {
-                    vErrors.push(err104);
-                  }
-                  errors++;
-                }
-                if (data43.kind === undefined) {
-                  const err105 = {
-                    instancePath: instancePath + '/status/renderedResources/' + i2,
-                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'kind' },
-                    message: "must have required property '" + 'kind' + "'",
-                    schema: schema11.properties.status.properties.renderedResources.items.required,
-                    parentSchema: schema11.properties.status.properties.renderedResources.items,
-                    data: data43,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err105];
-                  } else {
-                    vErrors.push(err105);
-                  }
-                  errors++;
-                }
-                if (data43.name === undefined) {
-                  const err106 = {
-                    instancePath: instancePath + '/status/renderedResources/' + i2,
-                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'name' },
-                    message: "must have required property '" + 'name' + "'",
-                    schema: schema11.properties.status.properties.renderedResources.items.required,
-                    parentSchema: schema11.properties.status.properties.renderedResources.items,
-                    data: data43,
+                    data: data44,
                   };
                   if (vErrors === null) {
                     vErrors = [err106];
@@ -2823,10 +2833,46 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data43.apiVersion !== undefined) {
-                  let data44 = data43.apiVersion;
-                  if (typeof data44 !== 'string') {
-                    const err107 = {
+                if (data44.kind === undefined) {
+                  const err107 = {
+                    instancePath: instancePath + '/status/renderedResources/' + i2,
+                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'kind' },
+                    message: "must have required property '" + 'kind' + "'",
+                    schema: schema11.properties.status.properties.renderedResources.items.required,
+                    parentSchema: schema11.properties.status.properties.renderedResources.items,
+                    data: data44,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err107];
+                  } else {
+                    vErrors.push(err107);
+                  }
+                  errors++;
+                }
+                if (data44.name === undefined) {
+                  const err108 = {
+                    instancePath: instancePath + '/status/renderedResources/' + i2,
+                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'name' },
+                    message: "must have required property '" + 'name' + "'",
+                    schema: schema11.properties.status.properties.renderedResources.items.required,
+                    parentSchema: schema11.properties.status.properties.renderedResources.items,
+                    data: data44,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err108];
+                  } else {
+                    vErrors.push(err108);
+                  }
+                  errors++;
+                }
+                if (data44.apiVersion !== undefined) {
+                  let data45 = data44.apiVersion;
+                  if (typeof data45 !== 'string') {
+                    const err109 = {
                       instancePath:
                         instancePath + '/status/renderedResources/' + i2 + '/apiVersion',
                       schemaPath:
@@ -2840,20 +2886,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .apiVersion,
-                      data: data44,
+                      data: data45,
                     };
                     if (vErrors === null) {
-                      vErrors = [err107];
+                      vErrors = [err109];
                     } else {
-                      vErrors.push(err107);
+                      vErrors.push(err109);
                     }
                     errors++;
                   }
                 }
-                if (data43.kind !== undefined) {
-                  let data45 = data43.kind;
-                  if (typeof data45 !== 'string') {
-                    const err108 = {
+                if (data44.kind !== undefined) {
+                  let data46 = data44.kind;
+                  if (typeof data46 !== 'string') {
+                    const err110 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/kind',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/kind/type',
@@ -2866,20 +2912,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .kind,
-                      data: data45,
+                      data: data46,
                     };
                     if (vErrors === null) {
-                      vErrors = [err108];
+                      vErrors = [err110];
                     } else {
-                      vErrors.push(err108);
+                      vErrors.push(err110);
                     }
                     errors++;
                   }
                 }
-                if (data43.name !== undefined) {
-                  let data46 = data43.name;
-                  if (typeof data46 !== 'string') {
-                    const err109 = {
+                if (data44.name !== undefined) {
+                  let data47 = data44.name;
+                  if (typeof data47 !== 'string') {
+                    const err111 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/name',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/name/type',
@@ -2892,20 +2938,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .name,
-                      data: data46,
+                      data: data47,
                     };
                     if (vErrors === null) {
-                      vErrors = [err109];
+                      vErrors = [err111];
                     } else {
-                      vErrors.push(err109);
+                      vErrors.push(err111);
                     }
                     errors++;
                   }
                 }
-                if (data43.namespace !== undefined) {
-                  let data47 = data43.namespace;
-                  if (typeof data47 !== 'string') {
-                    const err110 = {
+                if (data44.namespace !== undefined) {
+                  let data48 = data44.namespace;
+                  if (typeof data48 !== 'string') {
+                    const err112 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/namespace',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/namespace/type',
@@ -2918,25 +2964,25 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .namespace,
-                      data: data47,
+                      data: data48,
                     };
                     if (vErrors === null) {
-                      vErrors = [err110];
+                      vErrors = [err112];
                     } else {
-                      vErrors.push(err110);
+                      vErrors.push(err112);
                     }
                     errors++;
                   }
                 }
-                if (data43.observedGeneration !== undefined) {
-                  let data48 = data43.observedGeneration;
+                if (data44.observedGeneration !== undefined) {
+                  let data49 = data44.observedGeneration;
                   if (!(
-                    typeof data48 == 'number' &&
-                    !(data48 % 1) &&
-                    !isNaN(data48) &&
-                    isFinite(data48)
+                    typeof data49 == 'number' &&
+                    !(data49 % 1) &&
+                    !isNaN(data49) &&
+                    isFinite(data49)
                   )) {
-                    const err111 = {
+                    const err113 = {
                       instancePath:
                         instancePath + '/status/renderedResources/' + i2 + '/observedGeneration',
                       schemaPath:
@@ -2950,18 +2996,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .observedGeneration,
-                      data: data48,
+                      data: data49,
                     };
                     if (vErrors === null) {
-                      vErrors = [err111];
+                      vErrors = [err113];
                     } else {
-                      vErrors.push(err111);
+                      vErrors.push(err113);
                     }
                     errors++;
                   }
-                  if (typeof data48 == 'number' && isFinite(data48)) {
-                    if (!formats0.validate(data48)) {
-                      const err112 = {
+                  if (typeof data49 == 'number' && isFinite(data49)) {
+                    if (!formats0.validate(data49)) {
+                      const err114 = {
                         instancePath:
                           instancePath + '/status/renderedResources/' + i2 + '/observedGeneration',
                         schemaPath:
@@ -2973,21 +3019,21 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.renderedResources.items.properties
                             .observedGeneration,
-                        data: data48,
+                        data: data49,
                       };
                       if (vErrors === null) {
-                        vErrors = [err112];
+                        vErrors = [err114];
                       } else {
-                        vErrors.push(err112);
+                        vErrors.push(err114);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data43.status !== undefined) {
-                  let data49 = data43.status;
-                  if (typeof data49 !== 'string') {
-                    const err113 = {
+                if (data44.status !== undefined) {
+                  let data50 = data44.status;
+                  if (typeof data50 !== 'string') {
+                    const err115 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/status',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/status/type',
@@ -3000,17 +3046,17 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .status,
-                      data: data49,
+                      data: data50,
                     };
                     if (vErrors === null) {
-                      vErrors = [err113];
+                      vErrors = [err115];
                     } else {
-                      vErrors.push(err113);
+                      vErrors.push(err115);
                     }
                     errors++;
                   }
-                  if (!(data49 === '' || data49 === 'Failed')) {
-                    const err114 = {
+                  if (!(data50 === '' || data50 === 'Failed')) {
+                    const err116 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/status',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/status/enum',
@@ -3027,20 +3073,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .status,
-                      data: data49,
+                      data: data50,
                     };
                     if (vErrors === null) {
-                      vErrors = [err114];
+                      vErrors = [err116];
                     } else {
-                      vErrors.push(err114);
+                      vErrors.push(err116);
                     }
                     errors++;
                   }
                 }
-                if (data43.health !== undefined) {
-                  let data50 = data43.health;
-                  if (typeof data50 !== 'string') {
-                    const err115 = {
+                if (data44.health !== undefined) {
+                  let data51 = data44.health;
+                  if (typeof data51 !== 'string') {
+                    const err117 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/health',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/health/type',
@@ -3053,22 +3099,22 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .health,
-                      data: data50,
+                      data: data51,
                     };
                     if (vErrors === null) {
-                      vErrors = [err115];
+                      vErrors = [err117];
                     } else {
-                      vErrors.push(err115);
+                      vErrors.push(err117);
                     }
                     errors++;
                   }
                   if (!(
-                    data50 === 'Current' ||
-                    data50 === 'InProgress' ||
-                    data50 === 'Failed' ||
-                    data50 === 'Unknown'
+                    data51 === 'Current' ||
+                    data51 === 'InProgress' ||
+                    data51 === 'Failed' ||
+                    data51 === 'Unknown'
                   )) {
-                    const err116 = {
+                    const err118 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/health',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/health/enum',
@@ -3085,21 +3131,21 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .health,
-                      data: data50,
+                      data: data51,
                     };
                     if (vErrors === null) {
-                      vErrors = [err116];
+                      vErrors = [err118];
                     } else {
-                      vErrors.push(err116);
+                      vErrors.push(err118);
                     }
                     errors++;
                   }
                 }
-                if (data43.healthMessage !== undefined) {
-                  let data51 = data43.healthMessage;
-                  if (typeof data51 === 'string') {
-                    if (func2(data51) > 1024) {
-                      const err117 = {
+                if (data44.healthMessage !== undefined) {
+                  let data52 = data44.healthMessage;
+                  if (typeof data52 === 'string') {
+                    if (func2(data52) > 1024) {
+                      const err119 = {
                         instancePath:
                           instancePath + '/status/renderedResources/' + i2 + '/healthMessage',
                         schemaPath:
@@ -3111,17 +3157,17 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.renderedResources.items.properties
                             .healthMessage,
-                        data: data51,
+                        data: data52,
                       };
                       if (vErrors === null) {
-                        vErrors = [err117];
+                        vErrors = [err119];
                       } else {
-                        vErrors.push(err117);
+                        vErrors.push(err119);
                       }
                       errors++;
                     }
                   } else {
-                    const err118 = {
+                    const err120 = {
                       instancePath:
                         instancePath + '/status/renderedResources/' + i2 + '/healthMessage',
                       schemaPath:
@@ -3135,18 +3181,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .healthMessage,
-                      data: data51,
+                      data: data52,
                     };
                     if (vErrors === null) {
-                      vErrors = [err118];
+                      vErrors = [err120];
                     } else {
-                      vErrors.push(err118);
+                      vErrors.push(err120);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err119 = {
+                const err121 = {
                   instancePath: instancePath + '/status/renderedResources/' + i2,
                   schemaPath: '#/properties/status/properties/renderedResources/items/type',
                   keyword: 'type',
@@ -3154,18 +3200,18 @@ function validate10(
                   message: 'must be object',
                   schema: schema11.properties.status.properties.renderedResources.items.type,
                   parentSchema: schema11.properties.status.properties.renderedResources.items,
-                  data: data43,
+                  data: data44,
                 };
                 if (vErrors === null) {
-                  vErrors = [err119];
+                  vErrors = [err121];
                 } else {
-                  vErrors.push(err119);
+                  vErrors.push(err121);
                 }
                 errors++;
               }
             }
           } else {
-            const err120 = {
+            const err122 = {
               instancePath: instancePath + '/status/renderedResources',
               schemaPath: '#/properties/status/properties/renderedResources/type',
               keyword: 'type',
@@ -3173,21 +3219,21 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.renderedResources.type,
               parentSchema: schema11.properties.status.properties.renderedResources,
-              data: data42,
+              data: data43,
             };
             if (vErrors === null) {
-              vErrors = [err120];
+              vErrors = [err122];
             } else {
-              vErrors.push(err120);
+              vErrors.push(err122);
             }
             errors++;
           }
         }
         if (data27.trackedGVKs !== undefined) {
-          let data52 = data27.trackedGVKs;
-          if (Array.isArray(data52)) {
-            if (data52.length > 1024) {
-              const err121 = {
+          let data53 = data27.trackedGVKs;
+          if (Array.isArray(data53)) {
+            if (data53.length > 1024) {
+              const err123 = {
                 instancePath: instancePath + '/status/trackedGVKs',
                 schemaPath: '#/properties/status/properties/trackedGVKs/maxItems',
                 keyword: 'maxItems',
@@ -3195,20 +3241,20 @@ function validate10(
                 message: 'must NOT have more than 1024 items',
                 schema: 1024,
                 parentSchema: schema11.properties.status.properties.trackedGVKs,
-                data: data52,
+                data: data53,
               };
               if (vErrors === null) {
-                vErrors = [err121];
+                vErrors = [err123];
               } else {
-                vErrors.push(err121);
+                vErrors.push(err123);
               }
               errors++;
             }
-            const len3 = data52.length;
+            const len3 = data53.length;
             for (let i3 = 0; i3 < len3; i3++) {
-              let data53 = data52[i3];
-              if (typeof data53 !== 'string') {
-                const err122 = {
+              let data54 = data53[i3];
+              if (typeof data54 !== 'string') {
+                const err124 = {
                   instancePath: instancePath + '/status/trackedGVKs/' + i3,
                   schemaPath: '#/properties/status/properties/trackedGVKs/items/type',
                   keyword: 'type',
@@ -3216,18 +3262,18 @@ function validate10(
                   message: 'must be string',
                   schema: schema11.properties.status.properties.trackedGVKs.items.type,
                   parentSchema: schema11.properties.status.properties.trackedGVKs.items,
-                  data: data53,
+                  data: data54,
                 };
                 if (vErrors === null) {
-                  vErrors = [err122];
+                  vErrors = [err124];
                 } else {
-                  vErrors.push(err122);
+                  vErrors.push(err124);
                 }
                 errors++;
               }
             }
           } else {
-            const err123 = {
+            const err125 = {
               instancePath: instancePath + '/status/trackedGVKs',
               schemaPath: '#/properties/status/properties/trackedGVKs/type',
               keyword: 'type',
@@ -3235,20 +3281,20 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.trackedGVKs.type,
               parentSchema: schema11.properties.status.properties.trackedGVKs,
-              data: data52,
+              data: data53,
             };
             if (vErrors === null) {
-              vErrors = [err123];
+              vErrors = [err125];
             } else {
-              vErrors.push(err123);
+              vErrors.push(err125);
             }
             errors++;
           }
         }
         if (data27.frozen !== undefined) {
-          let data54 = data27.frozen;
-          if (typeof data54 !== 'boolean') {
-            const err124 = {
+          let data55 = data27.frozen;
+          if (typeof data55 !== 'boolean') {
+            const err126 = {
               instancePath: instancePath + '/status/frozen',
               schemaPath: '#/properties/status/properties/frozen/type',
               keyword: 'type',
@@ -3256,46 +3302,6 @@ function validate10(
               message: 'must be boolean',
               schema: schema11.properties.status.properties.frozen.type,
               parentSchema: schema11.properties.status.properties.frozen,
-              data: data54,
-            };
-            if (vErrors === null) {
-              vErrors = [err124];
-            } else {
-              vErrors.push(err124);
-            }
-            errors++;
-          }
-        }
-        if (data27.frozenAt !== undefined) {
-          let data55 = data27.frozenAt;
-          if (typeof data55 === 'string') {
-            if (!formats2.validate(data55)) {
-              const err125 = {
-                instancePath: instancePath + '/status/frozenAt',
-                schemaPath: '#/properties/status/properties/frozenAt/format',
-                keyword: 'format',
-                params: { format: 'date-time' },
-                message: 'must match format "' + 'date-time' + '"',
-                schema: 'date-time',
-                parentSchema: schema11.properties.status.properties.frozenAt,
-                data: data55,
-              };
-              if (vErrors === null) {
-                vErrors = [err125];
-              } else {
-                vErrors.push(err125);
-              }
-              errors++;
-            }
-          } else {
-            const err126 = {
-              instancePath: instancePath + '/status/frozenAt',
-              schemaPath: '#/properties/status/properties/frozenAt/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema11.properties.status.properties.frozenAt.type,
-              parentSchema: schema11.properties.status.properties.frozenAt,
               data: data55,
             };
             if (vErrors === null) {
@@ -3306,10 +3312,50 @@ function validate10(
             errors++;
           }
         }
+        if (data27.frozenAt !== undefined) {
+          let data56 = data27.frozenAt;
+          if (typeof data56 === 'string') {
+            if (!formats2.validate(data56)) {
+              const err127 = {
+                instancePath: instancePath + '/status/frozenAt',
+                schemaPath: '#/properties/status/properties/frozenAt/format',
+                keyword: 'format',
+                params: { format: 'date-time' },
+                message: 'must match format "' + 'date-time' + '"',
+                schema: 'date-time',
+                parentSchema: schema11.properties.status.properties.frozenAt,
+                data: data56,
+              };
+              if (vErrors === null) {
+                vErrors = [err127];
+              } else {
+                vErrors.push(err127);
+              }
+              errors++;
+            }
+          } else {
+            const err128 = {
+              instancePath: instancePath + '/status/frozenAt',
+              schemaPath: '#/properties/status/properties/frozenAt/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema11.properties.status.properties.frozenAt.type,
+              parentSchema: schema11.properties.status.properties.frozenAt,
+              data: data56,
+            };
+            if (vErrors === null) {
+              vErrors = [err128];
+            } else {
+              vErrors.push(err128);
+            }
+            errors++;
+          }
+        }
         if (data27.conditions !== undefined) {
-          let data56 = data27.conditions;
-          for (const duplicate1 of keyword4(data56)) {
-            const err127 = {
+          let data57 = data27.conditions;
+          for (const duplicate1 of keyword4(data57)) {
+            const err129 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/x-kubernetes-list-map-keys',
               keyword: 'x-kubernetes-list-map-keys',
@@ -3318,22 +3364,22 @@ function validate10(
               schema:
                 schema11.properties.status.properties.conditions['x-kubernetes-list-map-keys'],
               parentSchema: schema11.properties.status.properties.conditions,
-              data: data56,
+              data: data57,
             };
             if (vErrors === null) {
-              vErrors = [err127];
+              vErrors = [err129];
             } else {
-              vErrors.push(err127);
+              vErrors.push(err129);
             }
             errors++;
           }
-          if (Array.isArray(data56)) {
-            const len4 = data56.length;
+          if (Array.isArray(data57)) {
+            const len4 = data57.length;
             for (let i4 = 0; i4 < len4; i4++) {
-              let data57 = data56[i4];
-              if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
-                if (data57.type === undefined) {
-                  const err128 = {
+              let data58 = data57[i4];
+              if (data58 && typeof data58 == 'object' && !Array.isArray(data58)) {
+                if (data58.type === undefined) {
+                  const err130 = {
                     instancePath: instancePath + '/status/conditions/' + i4,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
@@ -3341,43 +3387,7 @@ function validate10(
                     message: "must have required property '" + 'type' + "'",
                     schema: schema11.properties.status.properties.conditions.items.required,
                     parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data57,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err128];
-                  } else {
-                    vErrors.push(err128);
-                  }
-                  errors++;
-                }
-                if (data57.status === undefined) {
-                  const err129 = {
-                    instancePath: instancePath + '/status/conditions/' + i4,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'status' },
-                    message: "must have required property '" + 'status' + "'",
-                    schema: schema11.properties.status.properties.conditions.items.required,
-                    parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data57,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err129];
-                  } else {
-                    vErrors.push(err129);
-                  }
-                  errors++;
-                }
-                if (data57.lastTransitionTime === undefined) {
-                  const err130 = {
-                    instancePath: instancePath + '/status/conditions/' + i4,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'lastTransitionTime' },
-                    message: "must have required property '" + 'lastTransitionTime' + "'",
-                    schema: schema11.properties.status.properties.conditions.items.required,
-                    parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data57,
+                    data: data58,
                   };
                   if (vErrors === null) {
                     vErrors = [err130];
@@ -3386,16 +3396,16 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data57.reason === undefined) {
+                if (data58.status === undefined) {
                   const err131 = {
                     instancePath: instancePath + '/status/conditions/' + i4,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
-                    params: { missingProperty: 'reason' },
-                    message: "must have required property '" + 'reason' + "'",
+                    params: { missingProperty: 'status' },
+                    message: "must have required property '" + 'status' + "'",
                     schema: schema11.properties.status.properties.conditions.items.required,
                     parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data57,
+                    data: data58,
                   };
                   if (vErrors === null) {
                     vErrors = [err131];
@@ -3404,16 +3414,16 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data57.message === undefined) {
+                if (data58.lastTransitionTime === undefined) {
                   const err132 = {
                     instancePath: instancePath + '/status/conditions/' + i4,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
-                    params: { missingProperty: 'message' },
-                    message: "must have required property '" + 'message' + "'",
+                    params: { missingProperty: 'lastTransitionTime' },
+                    message: "must have required property '" + 'lastTransitionTime' + "'",
                     schema: schema11.properties.status.properties.conditions.items.required,
                     parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data57,
+                    data: data58,
                   };
                   if (vErrors === null) {
                     vErrors = [err132];
@@ -3422,11 +3432,47 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data57.type !== undefined) {
-                  let data58 = data57.type;
-                  if (typeof data58 === 'string') {
-                    if (func2(data58) > 316) {
-                      const err133 = {
+                if (data58.reason === undefined) {
+                  const err133 = {
+                    instancePath: instancePath + '/status/conditions/' + i4,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'reason' },
+                    message: "must have required property '" + 'reason' + "'",
+                    schema: schema11.properties.status.properties.conditions.items.required,
+                    parentSchema: schema11.properties.status.properties.conditions.items,
+                    data: data58,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err133];
+                  } else {
+                    vErrors.push(err133);
+                  }
+                  errors++;
+                }
+                if (data58.message === undefined) {
+                  const err134 = {
+                    instancePath: instancePath + '/status/conditions/' + i4,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'message' },
+                    message: "must have required property '" + 'message' + "'",
+                    schema: schema11.properties.status.properties.conditions.items.required,
+                    parentSchema: schema11.properties.status.properties.conditions.items,
+                    data: data58,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err134];
+                  } else {
+                    vErrors.push(err134);
+                  }
+                  errors++;
+                }
+                if (data58.type !== undefined) {
+                  let data59 = data58.type;
+                  if (typeof data59 === 'string') {
+                    if (func2(data59) > 316) {
+                      const err135 = {
                         instancePath: instancePath + '/status/conditions/' + i4 + '/type',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/type/maxLength',
@@ -3436,17 +3482,17 @@ function validate10(
                         schema: 316,
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties.type,
-                        data: data58,
+                        data: data59,
                       };
                       if (vErrors === null) {
-                        vErrors = [err133];
+                        vErrors = [err135];
                       } else {
-                        vErrors.push(err133);
+                        vErrors.push(err135);
                       }
                       errors++;
                     }
                   } else {
-                    const err134 = {
+                    const err136 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/type',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/type/type',
@@ -3457,20 +3503,20 @@ function validate10(
                         schema11.properties.status.properties.conditions.items.properties.type.type,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.type,
-                      data: data58,
+                      data: data59,
                     };
                     if (vErrors === null) {
-                      vErrors = [err134];
+                      vErrors = [err136];
                     } else {
-                      vErrors.push(err134);
+                      vErrors.push(err136);
                     }
                     errors++;
                   }
                 }
-                if (data57.status !== undefined) {
-                  let data59 = data57.status;
-                  if (typeof data59 !== 'string') {
-                    const err135 = {
+                if (data58.status !== undefined) {
+                  let data60 = data58.status;
+                  if (typeof data60 !== 'string') {
+                    const err137 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/type',
@@ -3482,17 +3528,17 @@ function validate10(
                           .type,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.status,
-                      data: data59,
+                      data: data60,
                     };
                     if (vErrors === null) {
-                      vErrors = [err135];
+                      vErrors = [err137];
                     } else {
-                      vErrors.push(err135);
+                      vErrors.push(err137);
                     }
                     errors++;
                   }
-                  if (!(data59 === 'True' || data59 === 'False' || data59 === 'Unknown')) {
-                    const err136 = {
+                  if (!(data60 === 'True' || data60 === 'False' || data60 === 'Unknown')) {
+                    const err138 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/enum',
@@ -3508,25 +3554,25 @@ function validate10(
                           .enum,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.status,
-                      data: data59,
+                      data: data60,
                     };
                     if (vErrors === null) {
-                      vErrors = [err136];
+                      vErrors = [err138];
                     } else {
-                      vErrors.push(err136);
+                      vErrors.push(err138);
                     }
                     errors++;
                   }
                 }
-                if (data57.observedGeneration !== undefined) {
-                  let data60 = data57.observedGeneration;
+                if (data58.observedGeneration !== undefined) {
+                  let data61 = data58.observedGeneration;
                   if (!(
-                    typeof data60 == 'number' &&
-                    !(data60 % 1) &&
-                    !isNaN(data60) &&
-                    isFinite(data60)
+                    typeof data61 == 'number' &&
+                    !(data61 % 1) &&
+                    !isNaN(data61) &&
+                    isFinite(data61)
                   )) {
-                    const err137 = {
+                    const err139 = {
                       instancePath:
                         instancePath + '/status/conditions/' + i4 + '/observedGeneration',
                       schemaPath:
@@ -3540,18 +3586,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties
                           .observedGeneration,
-                      data: data60,
+                      data: data61,
                     };
                     if (vErrors === null) {
-                      vErrors = [err137];
+                      vErrors = [err139];
                     } else {
-                      vErrors.push(err137);
+                      vErrors.push(err139);
                     }
                     errors++;
                   }
-                  if (typeof data60 == 'number' && isFinite(data60)) {
-                    if (data60 < 0 || isNaN(data60)) {
-                      const err138 = {
+                  if (typeof data61 == 'number' && isFinite(data61)) {
+                    if (data61 < 0 || isNaN(data61)) {
+                      const err140 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i4 + '/observedGeneration',
                         schemaPath:
@@ -3563,17 +3609,17 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data60,
+                        data: data61,
                       };
                       if (vErrors === null) {
-                        vErrors = [err138];
+                        vErrors = [err140];
                       } else {
-                        vErrors.push(err138);
+                        vErrors.push(err140);
                       }
                       errors++;
                     }
-                    if (!formats0.validate(data60)) {
-                      const err139 = {
+                    if (!formats0.validate(data61)) {
+                      const err141 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i4 + '/observedGeneration',
                         schemaPath:
@@ -3585,22 +3631,22 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data60,
+                        data: data61,
                       };
                       if (vErrors === null) {
-                        vErrors = [err139];
+                        vErrors = [err141];
                       } else {
-                        vErrors.push(err139);
+                        vErrors.push(err141);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data57.lastTransitionTime !== undefined) {
-                  let data61 = data57.lastTransitionTime;
-                  if (typeof data61 === 'string') {
-                    if (!formats2.validate(data61)) {
-                      const err140 = {
+                if (data58.lastTransitionTime !== undefined) {
+                  let data62 = data58.lastTransitionTime;
+                  if (typeof data62 === 'string') {
+                    if (!formats2.validate(data62)) {
+                      const err142 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i4 + '/lastTransitionTime',
                         schemaPath:
@@ -3612,17 +3658,17 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties
                             .lastTransitionTime,
-                        data: data61,
+                        data: data62,
                       };
                       if (vErrors === null) {
-                        vErrors = [err140];
+                        vErrors = [err142];
                       } else {
-                        vErrors.push(err140);
+                        vErrors.push(err142);
                       }
                       errors++;
                     }
                   } else {
-                    const err141 = {
+                    const err143 = {
                       instancePath:
                         instancePath + '/status/conditions/' + i4 + '/lastTransitionTime',
                       schemaPath:
@@ -3636,52 +3682,6 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties
                           .lastTransitionTime,
-                      data: data61,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err141];
-                    } else {
-                      vErrors.push(err141);
-                    }
-                    errors++;
-                  }
-                }
-                if (data57.reason !== undefined) {
-                  let data62 = data57.reason;
-                  if (typeof data62 === 'string') {
-                    if (func2(data62) > 1024) {
-                      const err142 = {
-                        instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
-                        schemaPath:
-                          '#/properties/status/properties/conditions/items/properties/reason/maxLength',
-                        keyword: 'maxLength',
-                        params: { limit: 1024 },
-                        message: 'must NOT have more than 1024 characters',
-                        schema: 1024,
-                        parentSchema:
-                          schema11.properties.status.properties.conditions.items.properties.reason,
-                        data: data62,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err142];
-                      } else {
-                        vErrors.push(err142);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err143 = {
-                      instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
-                      schemaPath:
-                        '#/properties/status/properties/conditions/items/properties/reason/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema:
-                        schema11.properties.status.properties.conditions.items.properties.reason
-                          .type,
-                      parentSchema:
-                        schema11.properties.status.properties.conditions.items.properties.reason,
                       data: data62,
                     };
                     if (vErrors === null) {
@@ -3692,20 +3692,20 @@ function validate10(
                     errors++;
                   }
                 }
-                if (data57.message !== undefined) {
-                  let data63 = data57.message;
+                if (data58.reason !== undefined) {
+                  let data63 = data58.reason;
                   if (typeof data63 === 'string') {
-                    if (func2(data63) > 32768) {
+                    if (func2(data63) > 1024) {
                       const err144 = {
-                        instancePath: instancePath + '/status/conditions/' + i4 + '/message',
+                        instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
                         schemaPath:
-                          '#/properties/status/properties/conditions/items/properties/message/maxLength',
+                          '#/properties/status/properties/conditions/items/properties/reason/maxLength',
                         keyword: 'maxLength',
-                        params: { limit: 32768 },
-                        message: 'must NOT have more than 32768 characters',
-                        schema: 32768,
+                        params: { limit: 1024 },
+                        message: 'must NOT have more than 1024 characters',
+                        schema: 1024,
                         parentSchema:
-                          schema11.properties.status.properties.conditions.items.properties.message,
+                          schema11.properties.status.properties.conditions.items.properties.reason,
                         data: data63,
                       };
                       if (vErrors === null) {
@@ -3717,6 +3717,52 @@ function validate10(
                     }
                   } else {
                     const err145 = {
+                      instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
+                      schemaPath:
+                        '#/properties/status/properties/conditions/items/properties/reason/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema:
+                        schema11.properties.status.properties.conditions.items.properties.reason
+                          .type,
+                      parentSchema:
+                        schema11.properties.status.properties.conditions.items.properties.reason,
+                      data: data63,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err145];
+                    } else {
+                      vErrors.push(err145);
+                    }
+                    errors++;
+                  }
+                }
+                if (data58.message !== undefined) {
+                  let data64 = data58.message;
+                  if (typeof data64 === 'string') {
+                    if (func2(data64) > 32768) {
+                      const err146 = {
+                        instancePath: instancePath + '/status/conditions/' + i4 + '/message',
+                        schemaPath:
+                          '#/properties/status/properties/conditions/items/properties/message/maxLength',
+                        keyword: 'maxLength',
+                        params: { limit: 32768 },
+                        message: 'must NOT have more than 32768 characters',
+                        schema: 32768,
+                        parentSchema:
+                          schema11.properties.status.properties.conditions.items.properties.message,
+                        data: data64,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err146];
+                      } else {
+                        vErrors.push(err146);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err147 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/message',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/message/type',
@@ -3728,18 +3774,18 @@ function validate10(
                           .type,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.message,
-                      data: data63,
+                      data: data64,
                     };
                     if (vErrors === null) {
-                      vErrors = [err145];
+                      vErrors = [err147];
                     } else {
-                      vErrors.push(err145);
+                      vErrors.push(err147);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err146 = {
+                const err148 = {
                   instancePath: instancePath + '/status/conditions/' + i4,
                   schemaPath: '#/properties/status/properties/conditions/items/type',
                   keyword: 'type',
@@ -3747,18 +3793,18 @@ function validate10(
                   message: 'must be object',
                   schema: schema11.properties.status.properties.conditions.items.type,
                   parentSchema: schema11.properties.status.properties.conditions.items,
-                  data: data57,
+                  data: data58,
                 };
                 if (vErrors === null) {
-                  vErrors = [err146];
+                  vErrors = [err148];
                 } else {
-                  vErrors.push(err146);
+                  vErrors.push(err148);
                 }
                 errors++;
               }
             }
           } else {
-            const err147 = {
+            const err149 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/type',
               keyword: 'type',
@@ -3766,18 +3812,18 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.conditions.type,
               parentSchema: schema11.properties.status.properties.conditions,
-              data: data56,
+              data: data57,
             };
             if (vErrors === null) {
-              vErrors = [err147];
+              vErrors = [err149];
             } else {
-              vErrors.push(err147);
+              vErrors.push(err149);
             }
             errors++;
           }
         }
       } else {
-        const err148 = {
+        const err150 = {
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/type',
           keyword: 'type',
@@ -3788,15 +3834,15 @@ function validate10(
           data: data27,
         };
         if (vErrors === null) {
-          vErrors = [err148];
+          vErrors = [err150];
         } else {
-          vErrors.push(err148);
+          vErrors.push(err150);
         }
         errors++;
       }
     }
   } else {
-    const err149 = {
+    const err151 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3807,9 +3853,9 @@ function validate10(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err149];
+      vErrors = [err151];
     } else {
-      vErrors.push(err149);
+      vErrors.push(err151);
     }
     errors++;
   }
@@ -9247,6 +9293,14 @@ const schema14 = {
             },
           },
         },
+        serviceAccountName: {
+          description:
+            "The ServiceAccount, in the Template's own namespace, that every request the Template causes is made as (impersonation): valueFrom reads, dry runs, applies, prunes and deletes. Unset, the operator's --default-service-account of this namespace; with neither, instances report ServiceAccountNotSet. Its writer must be allowed to impersonate it.",
+          type: 'string',
+          minLength: 1,
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        },
         sourceNamespaces: {
           description: 'Extra namespaces a valueFrom may read ("*" = any).',
           type: 'array',
@@ -12580,18 +12634,18 @@ function validate13(
             errors++;
           }
         }
-        if (data3.sourceNamespaces !== undefined) {
-          let data58 = data3.sourceNamespaces;
-          if (Array.isArray(data58)) {
-            if (data58.length > 256) {
+        if (data3.serviceAccountName !== undefined) {
+          let data58 = data3.serviceAccountName;
+          if (typeof data58 === 'string') {
+            if (func2(data58) > 253) {
               const err126 = {
-                instancePath: instancePath + '/spec/sourceNamespaces',
-                schemaPath: '#/properties/spec/properties/sourceNamespaces/maxItems',
-                keyword: 'maxItems',
-                params: { limit: 256 },
-                message: 'must NOT have more than 256 items',
-                schema: 256,
-                parentSchema: schema14.properties.spec.properties.sourceNamespaces,
+                instancePath: instancePath + '/spec/serviceAccountName',
+                schemaPath: '#/properties/spec/properties/serviceAccountName/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 253 },
+                message: 'must NOT have more than 253 characters',
+                schema: 253,
+                parentSchema: schema14.properties.spec.properties.serviceAccountName,
                 data: data58,
               };
               if (vErrors === null) {
@@ -12601,12 +12655,93 @@ function validate13(
               }
               errors++;
             }
-            const len8 = data58.length;
+            if (func2(data58) < 1) {
+              const err127 = {
+                instancePath: instancePath + '/spec/serviceAccountName',
+                schemaPath: '#/properties/spec/properties/serviceAccountName/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+                schema: 1,
+                parentSchema: schema14.properties.spec.properties.serviceAccountName,
+                data: data58,
+              };
+              if (vErrors === null) {
+                vErrors = [err127];
+              } else {
+                vErrors.push(err127);
+              }
+              errors++;
+            }
+            if (!pattern2.test(data58)) {
+              const err128 = {
+                instancePath: instancePath + '/spec/serviceAccountName',
+                schemaPath: '#/properties/spec/properties/serviceAccountName/pattern',
+                keyword: 'pattern',
+                params: {
+                  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+                },
+                message:
+                  'must match pattern "' +
+                  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$' +
+                  '"',
+                schema: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+                parentSchema: schema14.properties.spec.properties.serviceAccountName,
+                data: data58,
+              };
+              if (vErrors === null) {
+                vErrors = [err128];
+              } else {
+                vErrors.push(err128);
+              }
+              errors++;
+            }
+          } else {
+            const err129 = {
+              instancePath: instancePath + '/spec/serviceAccountName',
+              schemaPath: '#/properties/spec/properties/serviceAccountName/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema14.properties.spec.properties.serviceAccountName.type,
+              parentSchema: schema14.properties.spec.properties.serviceAccountName,
+              data: data58,
+            };
+            if (vErrors === null) {
+              vErrors = [err129];
+            } else {
+              vErrors.push(err129);
+            }
+            errors++;
+          }
+        }
+        if (data3.sourceNamespaces !== undefined) {
+          let data59 = data3.sourceNamespaces;
+          if (Array.isArray(data59)) {
+            if (data59.length > 256) {
+              const err130 = {
+                instancePath: instancePath + '/spec/sourceNamespaces',
+                schemaPath: '#/properties/spec/properties/sourceNamespaces/maxItems',
+                keyword: 'maxItems',
+                params: { limit: 256 },
+                message: 'must NOT have more than 256 items',
+                schema: 256,
+                parentSchema: schema14.properties.spec.properties.sourceNamespaces,
+                data: data59,
+              };
+              if (vErrors === null) {
+                vErrors = [err130];
+              } else {
+                vErrors.push(err130);
+              }
+              errors++;
+            }
+            const len8 = data59.length;
             for (let i8 = 0; i8 < len8; i8++) {
-              let data59 = data58[i8];
-              if (typeof data59 === 'string') {
-                if (func2(data59) > 63) {
-                  const err127 = {
+              let data60 = data59[i8];
+              if (typeof data60 === 'string') {
+                if (func2(data60) > 63) {
+                  const err131 = {
                     instancePath: instancePath + '/spec/sourceNamespaces/' + i8,
                     schemaPath: '#/properties/spec/properties/sourceNamespaces/items/maxLength',
                     keyword: 'maxLength',
@@ -12614,17 +12749,17 @@ function validate13(
                     message: 'must NOT have more than 63 characters',
                     schema: 63,
                     parentSchema: schema14.properties.spec.properties.sourceNamespaces.items,
-                    data: data59,
+                    data: data60,
                   };
                   if (vErrors === null) {
-                    vErrors = [err127];
+                    vErrors = [err131];
                   } else {
-                    vErrors.push(err127);
+                    vErrors.push(err131);
                   }
                   errors++;
                 }
-                if (func2(data59) < 1) {
-                  const err128 = {
+                if (func2(data60) < 1) {
+                  const err132 = {
                     instancePath: instancePath + '/spec/sourceNamespaces/' + i8,
                     schemaPath: '#/properties/spec/properties/sourceNamespaces/items/minLength',
                     keyword: 'minLength',
@@ -12632,17 +12767,17 @@ function validate13(
                     message: 'must NOT have fewer than 1 characters',
                     schema: 1,
                     parentSchema: schema14.properties.spec.properties.sourceNamespaces.items,
-                    data: data59,
+                    data: data60,
                   };
                   if (vErrors === null) {
-                    vErrors = [err128];
+                    vErrors = [err132];
                   } else {
-                    vErrors.push(err128);
+                    vErrors.push(err132);
                   }
                   errors++;
                 }
               } else {
-                const err129 = {
+                const err133 = {
                   instancePath: instancePath + '/spec/sourceNamespaces/' + i8,
                   schemaPath: '#/properties/spec/properties/sourceNamespaces/items/type',
                   keyword: 'type',
@@ -12650,18 +12785,18 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.spec.properties.sourceNamespaces.items.type,
                   parentSchema: schema14.properties.spec.properties.sourceNamespaces.items,
-                  data: data59,
+                  data: data60,
                 };
                 if (vErrors === null) {
-                  vErrors = [err129];
+                  vErrors = [err133];
                 } else {
-                  vErrors.push(err129);
+                  vErrors.push(err133);
                 }
                 errors++;
               }
             }
           } else {
-            const err130 = {
+            const err134 = {
               instancePath: instancePath + '/spec/sourceNamespaces',
               schemaPath: '#/properties/spec/properties/sourceNamespaces/type',
               keyword: 'type',
@@ -12669,21 +12804,21 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.spec.properties.sourceNamespaces.type,
               parentSchema: schema14.properties.spec.properties.sourceNamespaces,
-              data: data58,
+              data: data59,
             };
             if (vErrors === null) {
-              vErrors = [err130];
+              vErrors = [err134];
             } else {
-              vErrors.push(err130);
+              vErrors.push(err134);
             }
             errors++;
           }
         }
         if (data3.sources !== undefined) {
-          let data60 = data3.sources;
-          if (Array.isArray(data60)) {
-            if (data60.length > 256) {
-              const err131 = {
+          let data61 = data3.sources;
+          if (Array.isArray(data61)) {
+            if (data61.length > 256) {
+              const err135 = {
                 instancePath: instancePath + '/spec/sources',
                 schemaPath: '#/properties/spec/properties/sources/maxItems',
                 keyword: 'maxItems',
@@ -12691,20 +12826,20 @@ function validate13(
                 message: 'must NOT have more than 256 items',
                 schema: 256,
                 parentSchema: schema14.properties.spec.properties.sources,
-                data: data60,
+                data: data61,
               };
               if (vErrors === null) {
-                vErrors = [err131];
+                vErrors = [err135];
               } else {
-                vErrors.push(err131);
+                vErrors.push(err135);
               }
               errors++;
             }
-            const len9 = data60.length;
+            const len9 = data61.length;
             for (let i9 = 0; i9 < len9; i9++) {
-              let data61 = data60[i9];
-              for (const message4 of keyword19(data61)) {
-                const err132 = {
+              let data62 = data61[i9];
+              for (const message4 of keyword19(data62)) {
+                const err136 = {
                   instancePath: instancePath + '/spec/sources/' + i9,
                   schemaPath: '#/properties/spec/properties/sources/items/x-kubernetes-validations',
                   keyword: 'x-kubernetes-validations',
@@ -12713,18 +12848,18 @@ function validate13(
                   schema:
                     schema14.properties.spec.properties.sources.items['x-kubernetes-validations'],
                   parentSchema: schema14.properties.spec.properties.sources.items,
-                  data: data61,
+                  data: data62,
                 };
                 if (vErrors === null) {
-                  vErrors = [err132];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err132);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
-              if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
-                if (data61.kind === undefined) {
-                  const err133 = {
+              if (data62 && typeof data62 == 'object' && !Array.isArray(data62)) {
+                if (data62.kind === undefined) {
+                  const err137 = {
                     instancePath: instancePath + '/spec/sources/' + i9,
                     schemaPath: '#/properties/spec/properties/sources/items/required',
                     keyword: 'required',
@@ -12732,20 +12867,20 @@ function validate13(
                     message: "must have required property '" + 'kind' + "'",
                     schema: schema14.properties.spec.properties.sources.items.required,
                     parentSchema: schema14.properties.spec.properties.sources.items,
-                    data: data61,
+                    data: data62,
                   };
                   if (vErrors === null) {
-                    vErrors = [err133];
+                    vErrors = [err137];
                   } else {
-                    vErrors.push(err133);
+                    vErrors.push(err137);
                   }
                   errors++;
                 }
-                if (data61.apiVersion !== undefined) {
-                  let data62 = data61.apiVersion;
-                  if (typeof data62 === 'string') {
-                    if (func2(data62) > 253) {
-                      const err134 = {
+                if (data62.apiVersion !== undefined) {
+                  let data63 = data62.apiVersion;
+                  if (typeof data63 === 'string') {
+                    if (func2(data63) > 253) {
+                      const err138 = {
                         instancePath: instancePath + '/spec/sources/' + i9 + '/apiVersion',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/apiVersion/maxLength',
@@ -12755,17 +12890,17 @@ function validate13(
                         schema: 253,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.apiVersion,
-                        data: data62,
+                        data: data63,
                       };
                       if (vErrors === null) {
-                        vErrors = [err134];
+                        vErrors = [err138];
                       } else {
-                        vErrors.push(err134);
+                        vErrors.push(err138);
                       }
                       errors++;
                     }
-                    if (func2(data62) < 1) {
-                      const err135 = {
+                    if (func2(data63) < 1) {
+                      const err139 = {
                         instancePath: instancePath + '/spec/sources/' + i9 + '/apiVersion',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/apiVersion/minLength',
@@ -12775,17 +12910,17 @@ function validate13(
                         schema: 1,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.apiVersion,
-                        data: data62,
+                        data: data63,
                       };
                       if (vErrors === null) {
-                        vErrors = [err135];
+                        vErrors = [err139];
                       } else {
-                        vErrors.push(err135);
+                        vErrors.push(err139);
                       }
                       errors++;
                     }
                   } else {
-                    const err136 = {
+                    const err140 = {
                       instancePath: instancePath + '/spec/sources/' + i9 + '/apiVersion',
                       schemaPath:
                         '#/properties/spec/properties/sources/items/properties/apiVersion/type',
@@ -12797,21 +12932,21 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.sources.items.properties.apiVersion,
-                      data: data62,
+                      data: data63,
                     };
                     if (vErrors === null) {
-                      vErrors = [err136];
+                      vErrors = [err140];
                     } else {
-                      vErrors.push(err136);
+                      vErrors.push(err140);
                     }
                     errors++;
                   }
                 }
-                if (data61.kind !== undefined) {
-                  let data63 = data61.kind;
-                  if (typeof data63 === 'string') {
-                    if (func2(data63) > 63) {
-                      const err137 = {
+                if (data62.kind !== undefined) {
+                  let data64 = data62.kind;
+                  if (typeof data64 === 'string') {
+                    if (func2(data64) > 63) {
+                      const err141 = {
                         instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
                         schemaPath:
                           '#/properties/spec/properties/sources/items/properties/kind/maxLength',
@@ -12821,90 +12956,6 @@ function validate13(
                         schema: 63,
                         parentSchema:
                           schema14.properties.spec.properties.sources.items.properties.kind,
-                        data: data63,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err137];
-                      } else {
-                        vErrors.push(err137);
-                      }
-                      errors++;
-                    }
-                    if (func2(data63) < 1) {
-                      const err138 = {
-                        instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
-                        schemaPath:
-                          '#/properties/spec/properties/sources/items/properties/kind/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema:
-                          schema14.properties.spec.properties.sources.items.properties.kind,
-                        data: data63,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err138];
-                      } else {
-                        vErrors.push(err138);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err139 = {
-                      instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
-                      schemaPath: '#/properties/spec/properties/sources/items/properties/kind/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema:
-                        schema14.properties.spec.properties.sources.items.properties.kind.type,
-                      parentSchema:
-                        schema14.properties.spec.properties.sources.items.properties.kind,
-                      data: data63,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err139];
-                    } else {
-                      vErrors.push(err139);
-                    }
-                    errors++;
-                  }
-                }
-                if (data61.name !== undefined) {
-                  let data64 = data61.name;
-                  if (typeof data64 === 'string') {
-                    if (func2(data64) > 253) {
-                      const err140 = {
-                        instancePath: instancePath + '/spec/sources/' + i9 + '/name',
-                        schemaPath:
-                          '#/properties/spec/properties/sources/items/properties/name/maxLength',
-                        keyword: 'maxLength',
-                        params: { limit: 253 },
-                        message: 'must NOT have more than 253 characters',
-                        schema: 253,
-                        parentSchema:
-                          schema14.properties.spec.properties.sources.items.properties.name,
-                        data: data64,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err140];
-                      } else {
-                        vErrors.push(err140);
-                      }
-                      errors++;
-                    }
-                    if (func2(data64) < 1) {
-                      const err141 = {
-                        instancePath: instancePath + '/spec/sources/' + i9 + '/name',
-                        schemaPath:
-                          '#/properties/spec/properties/sources/items/properties/name/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema:
-                          schema14.properties.spec.properties.sources.items.properties.name,
                         data: data64,
                       };
                       if (vErrors === null) {
@@ -12914,8 +12965,92 @@ function validate13(
                       }
                       errors++;
                     }
+                    if (func2(data64) < 1) {
+                      const err142 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
+                        schemaPath:
+                          '#/properties/spec/properties/sources/items/properties/kind/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema:
+                          schema14.properties.spec.properties.sources.items.properties.kind,
+                        data: data64,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err142];
+                      } else {
+                        vErrors.push(err142);
+                      }
+                      errors++;
+                    }
                   } else {
-                    const err142 = {
+                    const err143 = {
+                      instancePath: instancePath + '/spec/sources/' + i9 + '/kind',
+                      schemaPath: '#/properties/spec/properties/sources/items/properties/kind/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema:
+                        schema14.properties.spec.properties.sources.items.properties.kind.type,
+                      parentSchema:
+                        schema14.properties.spec.properties.sources.items.properties.kind,
+                      data: data64,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err143];
+                    } else {
+                      vErrors.push(err143);
+                    }
+                    errors++;
+                  }
+                }
+                if (data62.name !== undefined) {
+                  let data65 = data62.name;
+                  if (typeof data65 === 'string') {
+                    if (func2(data65) > 253) {
+                      const err144 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/name',
+                        schemaPath:
+                          '#/properties/spec/properties/sources/items/properties/name/maxLength',
+                        keyword: 'maxLength',
+                        params: { limit: 253 },
+                        message: 'must NOT have more than 253 characters',
+                        schema: 253,
+                        parentSchema:
+                          schema14.properties.spec.properties.sources.items.properties.name,
+                        data: data65,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err144];
+                      } else {
+                        vErrors.push(err144);
+                      }
+                      errors++;
+                    }
+                    if (func2(data65) < 1) {
+                      const err145 = {
+                        instancePath: instancePath + '/spec/sources/' + i9 + '/name',
+                        schemaPath:
+                          '#/properties/spec/properties/sources/items/properties/name/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema:
+                          schema14.properties.spec.properties.sources.items.properties.name,
+                        data: data65,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err145];
+                      } else {
+                        vErrors.push(err145);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err146 = {
                       instancePath: instancePath + '/spec/sources/' + i9 + '/name',
                       schemaPath: '#/properties/spec/properties/sources/items/properties/name/type',
                       keyword: 'type',
@@ -12925,26 +13060,26 @@ function validate13(
                         schema14.properties.spec.properties.sources.items.properties.name.type,
                       parentSchema:
                         schema14.properties.spec.properties.sources.items.properties.name,
-                      data: data64,
+                      data: data65,
                     };
                     if (vErrors === null) {
-                      vErrors = [err142];
+                      vErrors = [err146];
                     } else {
-                      vErrors.push(err142);
+                      vErrors.push(err146);
                     }
                     errors++;
                   }
                 }
-                if (data61.selector !== undefined) {
-                  let data65 = data61.selector;
-                  if (data65 && typeof data65 == 'object' && !Array.isArray(data65)) {
-                    if (data65.matchLabels !== undefined) {
-                      let data66 = data65.matchLabels;
-                      if (data66 && typeof data66 == 'object' && !Array.isArray(data66)) {
-                        for (const key1 in data66) {
-                          let data67 = data66[key1];
-                          if (typeof data67 !== 'string') {
-                            const err143 = {
+                if (data62.selector !== undefined) {
+                  let data66 = data62.selector;
+                  if (data66 && typeof data66 == 'object' && !Array.isArray(data66)) {
+                    if (data66.matchLabels !== undefined) {
+                      let data67 = data66.matchLabels;
+                      if (data67 && typeof data67 == 'object' && !Array.isArray(data67)) {
+                        for (const key1 in data67) {
+                          let data68 = data67[key1];
+                          if (typeof data68 !== 'string') {
+                            const err147 = {
                               instancePath:
                                 instancePath +
                                 '/spec/sources/' +
@@ -12962,18 +13097,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.sources.items.properties
                                   .selector.properties.matchLabels.additionalProperties,
-                              data: data67,
+                              data: data68,
                             };
                             if (vErrors === null) {
-                              vErrors = [err143];
+                              vErrors = [err147];
                             } else {
-                              vErrors.push(err143);
+                              vErrors.push(err147);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err144 = {
+                        const err148 = {
                           instancePath:
                             instancePath + '/spec/sources/' + i9 + '/selector/matchLabels',
                           schemaPath:
@@ -12987,25 +13122,25 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.sources.items.properties.selector
                               .properties.matchLabels,
-                          data: data66,
+                          data: data67,
                         };
                         if (vErrors === null) {
-                          vErrors = [err144];
+                          vErrors = [err148];
                         } else {
-                          vErrors.push(err144);
+                          vErrors.push(err148);
                         }
                         errors++;
                       }
                     }
-                    if (data65.matchExpressions !== undefined) {
-                      let data68 = data65.matchExpressions;
-                      if (Array.isArray(data68)) {
-                        const len10 = data68.length;
+                    if (data66.matchExpressions !== undefined) {
+                      let data69 = data66.matchExpressions;
+                      if (Array.isArray(data69)) {
+                        const len10 = data69.length;
                         for (let i10 = 0; i10 < len10; i10++) {
-                          let data69 = data68[i10];
-                          if (data69 && typeof data69 == 'object' && !Array.isArray(data69)) {
-                            if (data69.key === undefined) {
-                              const err145 = {
+                          let data70 = data69[i10];
+                          if (data70 && typeof data70 == 'object' && !Array.isArray(data70)) {
+                            if (data70.key === undefined) {
+                              const err149 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/sources/' +
@@ -13023,17 +13158,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.sources.items.properties
                                     .selector.properties.matchExpressions.items,
-                                data: data69,
+                                data: data70,
                               };
                               if (vErrors === null) {
-                                vErrors = [err145];
+                                vErrors = [err149];
                               } else {
-                                vErrors.push(err145);
+                                vErrors.push(err149);
                               }
                               errors++;
                             }
-                            if (data69.operator === undefined) {
-                              const err146 = {
+                            if (data70.operator === undefined) {
+                              const err150 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/sources/' +
@@ -13051,19 +13186,19 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.sources.items.properties
                                     .selector.properties.matchExpressions.items,
-                                data: data69,
+                                data: data70,
                               };
                               if (vErrors === null) {
-                                vErrors = [err146];
+                                vErrors = [err150];
                               } else {
-                                vErrors.push(err146);
+                                vErrors.push(err150);
                               }
                               errors++;
                             }
-                            if (data69.key !== undefined) {
-                              let data70 = data69.key;
-                              if (typeof data70 !== 'string') {
-                                const err147 = {
+                            if (data70.key !== undefined) {
+                              let data71 = data70.key;
+                              if (typeof data71 !== 'string') {
+                                const err151 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
@@ -13083,20 +13218,20 @@ function validate13(
                                   parentSchema:
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties.key,
-                                  data: data70,
+                                  data: data71,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err147];
+                                  vErrors = [err151];
                                 } else {
-                                  vErrors.push(err147);
+                                  vErrors.push(err151);
                                 }
                                 errors++;
                               }
                             }
-                            if (data69.operator !== undefined) {
-                              let data71 = data69.operator;
-                              if (typeof data71 !== 'string') {
-                                const err148 = {
+                            if (data70.operator !== undefined) {
+                              let data72 = data70.operator;
+                              if (typeof data72 !== 'string') {
+                                const err152 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
@@ -13117,22 +13252,22 @@ function validate13(
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties
                                       .operator,
-                                  data: data71,
+                                  data: data72,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err148];
+                                  vErrors = [err152];
                                 } else {
-                                  vErrors.push(err148);
+                                  vErrors.push(err152);
                                 }
                                 errors++;
                               }
                               if (!(
-                                data71 === 'In' ||
-                                data71 === 'NotIn' ||
-                                data71 === 'Exists' ||
-                                data71 === 'DoesNotExist'
+                                data72 === 'In' ||
+                                data72 === 'NotIn' ||
+                                data72 === 'Exists' ||
+                                data72 === 'DoesNotExist'
                               )) {
-                                const err149 = {
+                                const err153 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
@@ -13158,24 +13293,24 @@ function validate13(
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties
                                       .operator,
-                                  data: data71,
+                                  data: data72,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err149];
+                                  vErrors = [err153];
                                 } else {
-                                  vErrors.push(err149);
+                                  vErrors.push(err153);
                                 }
                                 errors++;
                               }
                             }
-                            if (data69.values !== undefined) {
-                              let data72 = data69.values;
-                              if (Array.isArray(data72)) {
-                                const len11 = data72.length;
+                            if (data70.values !== undefined) {
+                              let data73 = data70.values;
+                              if (Array.isArray(data73)) {
+                                const len11 = data73.length;
                                 for (let i11 = 0; i11 < len11; i11++) {
-                                  let data73 = data72[i11];
-                                  if (typeof data73 !== 'string') {
-                                    const err150 = {
+                                  let data74 = data73[i11];
+                                  if (typeof data74 !== 'string') {
+                                    const err154 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/sources/' +
@@ -13197,18 +13332,18 @@ function validate13(
                                         schema14.properties.spec.properties.sources.items.properties
                                           .selector.properties.matchExpressions.items.properties
                                           .values.items,
-                                      data: data73,
+                                      data: data74,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err150];
+                                      vErrors = [err154];
                                     } else {
-                                      vErrors.push(err150);
+                                      vErrors.push(err154);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err151 = {
+                                const err155 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/sources/' +
@@ -13228,18 +13363,18 @@ function validate13(
                                   parentSchema:
                                     schema14.properties.spec.properties.sources.items.properties
                                       .selector.properties.matchExpressions.items.properties.values,
-                                  data: data72,
+                                  data: data73,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err151];
+                                  vErrors = [err155];
                                 } else {
-                                  vErrors.push(err151);
+                                  vErrors.push(err155);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err152 = {
+                            const err156 = {
                               instancePath:
                                 instancePath +
                                 '/spec/sources/' +
@@ -13257,18 +13392,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.sources.items.properties
                                   .selector.properties.matchExpressions.items,
-                              data: data69,
+                              data: data70,
                             };
                             if (vErrors === null) {
-                              vErrors = [err152];
+                              vErrors = [err156];
                             } else {
-                              vErrors.push(err152);
+                              vErrors.push(err156);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err153 = {
+                        const err157 = {
                           instancePath:
                             instancePath + '/spec/sources/' + i9 + '/selector/matchExpressions',
                           schemaPath:
@@ -13282,18 +13417,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.sources.items.properties.selector
                               .properties.matchExpressions,
-                          data: data68,
+                          data: data69,
                         };
                         if (vErrors === null) {
-                          vErrors = [err153];
+                          vErrors = [err157];
                         } else {
-                          vErrors.push(err153);
+                          vErrors.push(err157);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err154 = {
+                    const err158 = {
                       instancePath: instancePath + '/spec/sources/' + i9 + '/selector',
                       schemaPath:
                         '#/properties/spec/properties/sources/items/properties/selector/type',
@@ -13304,18 +13439,18 @@ function validate13(
                         schema14.properties.spec.properties.sources.items.properties.selector.type,
                       parentSchema:
                         schema14.properties.spec.properties.sources.items.properties.selector,
-                      data: data65,
+                      data: data66,
                     };
                     if (vErrors === null) {
-                      vErrors = [err154];
+                      vErrors = [err158];
                     } else {
-                      vErrors.push(err154);
+                      vErrors.push(err158);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err155 = {
+                const err159 = {
                   instancePath: instancePath + '/spec/sources/' + i9,
                   schemaPath: '#/properties/spec/properties/sources/items/type',
                   keyword: 'type',
@@ -13323,18 +13458,18 @@ function validate13(
                   message: 'must be object',
                   schema: schema14.properties.spec.properties.sources.items.type,
                   parentSchema: schema14.properties.spec.properties.sources.items,
-                  data: data61,
+                  data: data62,
                 };
                 if (vErrors === null) {
-                  vErrors = [err155];
+                  vErrors = [err159];
                 } else {
-                  vErrors.push(err155);
+                  vErrors.push(err159);
                 }
                 errors++;
               }
             }
           } else {
-            const err156 = {
+            const err160 = {
               instancePath: instancePath + '/spec/sources',
               schemaPath: '#/properties/spec/properties/sources/type',
               keyword: 'type',
@@ -13342,20 +13477,20 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.spec.properties.sources.type,
               parentSchema: schema14.properties.spec.properties.sources,
-              data: data60,
+              data: data61,
             };
             if (vErrors === null) {
-              vErrors = [err156];
+              vErrors = [err160];
             } else {
-              vErrors.push(err156);
+              vErrors.push(err160);
             }
             errors++;
           }
         }
         if (data3.allowCrossNamespaceResources !== undefined) {
-          let data74 = data3.allowCrossNamespaceResources;
-          if (typeof data74 !== 'boolean') {
-            const err157 = {
+          let data75 = data3.allowCrossNamespaceResources;
+          if (typeof data75 !== 'boolean') {
+            const err161 = {
               instancePath: instancePath + '/spec/allowCrossNamespaceResources',
               schemaPath: '#/properties/spec/properties/allowCrossNamespaceResources/type',
               keyword: 'type',
@@ -13363,20 +13498,20 @@ function validate13(
               message: 'must be boolean',
               schema: schema14.properties.spec.properties.allowCrossNamespaceResources.type,
               parentSchema: schema14.properties.spec.properties.allowCrossNamespaceResources,
-              data: data74,
+              data: data75,
             };
             if (vErrors === null) {
-              vErrors = [err157];
+              vErrors = [err161];
             } else {
-              vErrors.push(err157);
+              vErrors.push(err161);
             }
             errors++;
           }
         }
         if (data3.allowClusterScopedResources !== undefined) {
-          let data75 = data3.allowClusterScopedResources;
-          if (typeof data75 !== 'boolean') {
-            const err158 = {
+          let data76 = data3.allowClusterScopedResources;
+          if (typeof data76 !== 'boolean') {
+            const err162 = {
               instancePath: instancePath + '/spec/allowClusterScopedResources',
               schemaPath: '#/properties/spec/properties/allowClusterScopedResources/type',
               keyword: 'type',
@@ -13384,21 +13519,21 @@ function validate13(
               message: 'must be boolean',
               schema: schema14.properties.spec.properties.allowClusterScopedResources.type,
               parentSchema: schema14.properties.spec.properties.allowClusterScopedResources,
-              data: data75,
+              data: data76,
             };
             if (vErrors === null) {
-              vErrors = [err158];
+              vErrors = [err162];
             } else {
-              vErrors.push(err158);
+              vErrors.push(err162);
             }
             errors++;
           }
         }
         if (data3.migrations !== undefined) {
-          let data76 = data3.migrations;
-          if (Array.isArray(data76)) {
-            if (data76.length > 64) {
-              const err159 = {
+          let data77 = data3.migrations;
+          if (Array.isArray(data77)) {
+            if (data77.length > 64) {
+              const err163 = {
                 instancePath: instancePath + '/spec/migrations',
                 schemaPath: '#/properties/spec/properties/migrations/maxItems',
                 keyword: 'maxItems',
@@ -13406,20 +13541,20 @@ function validate13(
                 message: 'must NOT have more than 64 items',
                 schema: 64,
                 parentSchema: schema14.properties.spec.properties.migrations,
-                data: data76,
+                data: data77,
               };
               if (vErrors === null) {
-                vErrors = [err159];
+                vErrors = [err163];
               } else {
-                vErrors.push(err159);
+                vErrors.push(err163);
               }
               errors++;
             }
-            const len12 = data76.length;
+            const len12 = data77.length;
             for (let i12 = 0; i12 < len12; i12++) {
-              let data77 = data76[i12];
-              for (const message5 of keyword20(data77)) {
-                const err160 = {
+              let data78 = data77[i12];
+              for (const message5 of keyword20(data78)) {
+                const err164 = {
                   instancePath: instancePath + '/spec/migrations/' + i12,
                   schemaPath:
                     '#/properties/spec/properties/migrations/items/x-kubernetes-validations',
@@ -13431,21 +13566,21 @@ function validate13(
                       'x-kubernetes-validations'
                     ],
                   parentSchema: schema14.properties.spec.properties.migrations.items,
-                  data: data77,
+                  data: data78,
                 };
                 if (vErrors === null) {
-                  vErrors = [err160];
+                  vErrors = [err164];
                 } else {
-                  vErrors.push(err160);
+                  vErrors.push(err164);
                 }
                 errors++;
               }
-              if (data77 && typeof data77 == 'object' && !Array.isArray(data77)) {
-                if (data77.renameParameter !== undefined) {
-                  let data78 = data77.renameParameter;
-                  if (data78 && typeof data78 == 'object' && !Array.isArray(data78)) {
-                    if (data78.from === undefined) {
-                      const err161 = {
+              if (data78 && typeof data78 == 'object' && !Array.isArray(data78)) {
+                if (data78.renameParameter !== undefined) {
+                  let data79 = data78.renameParameter;
+                  if (data79 && typeof data79 == 'object' && !Array.isArray(data79)) {
+                    if (data79.from === undefined) {
+                      const err165 = {
                         instancePath: instancePath + '/spec/migrations/' + i12 + '/renameParameter',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameParameter/required',
@@ -13458,17 +13593,17 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameParameter,
-                        data: data78,
+                        data: data79,
                       };
                       if (vErrors === null) {
-                        vErrors = [err161];
+                        vErrors = [err165];
                       } else {
-                        vErrors.push(err161);
+                        vErrors.push(err165);
                       }
                       errors++;
                     }
-                    if (data78.to === undefined) {
-                      const err162 = {
+                    if (data79.to === undefined) {
+                      const err166 = {
                         instancePath: instancePath + '/spec/migrations/' + i12 + '/renameParameter',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameParameter/required',
@@ -13481,20 +13616,20 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameParameter,
-                        data: data78,
+                        data: data79,
                       };
                       if (vErrors === null) {
-                        vErrors = [err162];
+                        vErrors = [err166];
                       } else {
-                        vErrors.push(err162);
+                        vErrors.push(err166);
                       }
                       errors++;
                     }
-                    if (data78.from !== undefined) {
-                      let data79 = data78.from;
-                      if (typeof data79 === 'string') {
-                        if (func2(data79) > 128) {
-                          const err163 = {
+                    if (data79.from !== undefined) {
+                      let data80 = data79.from;
+                      if (typeof data80 === 'string') {
+                        if (func2(data80) > 128) {
+                          const err167 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameParameter/from',
                             schemaPath:
@@ -13506,17 +13641,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.from,
-                            data: data79,
+                            data: data80,
                           };
                           if (vErrors === null) {
-                            vErrors = [err163];
+                            vErrors = [err167];
                           } else {
-                            vErrors.push(err163);
+                            vErrors.push(err167);
                           }
                           errors++;
                         }
-                        if (func2(data79) < 1) {
-                          const err164 = {
+                        if (func2(data80) < 1) {
+                          const err168 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameParameter/from',
                             schemaPath:
@@ -13528,17 +13663,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.from,
-                            data: data79,
+                            data: data80,
                           };
                           if (vErrors === null) {
-                            vErrors = [err164];
+                            vErrors = [err168];
                           } else {
-                            vErrors.push(err164);
+                            vErrors.push(err168);
                           }
                           errors++;
                         }
                       } else {
-                        const err165 = {
+                        const err169 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/renameParameter/from',
                           schemaPath:
@@ -13552,21 +13687,21 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameParameter.properties.from,
-                          data: data79,
+                          data: data80,
                         };
                         if (vErrors === null) {
-                          vErrors = [err165];
+                          vErrors = [err169];
                         } else {
-                          vErrors.push(err165);
+                          vErrors.push(err169);
                         }
                         errors++;
                       }
                     }
-                    if (data78.to !== undefined) {
-                      let data80 = data78.to;
-                      if (typeof data80 === 'string') {
-                        if (func2(data80) > 128) {
-                          const err166 = {
+                    if (data79.to !== undefined) {
+                      let data81 = data79.to;
+                      if (typeof data81 === 'string') {
+                        if (func2(data81) > 128) {
+                          const err170 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameParameter/to',
                             schemaPath:
@@ -13578,17 +13713,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.to,
-                            data: data80,
+                            data: data81,
                           };
                           if (vErrors === null) {
-                            vErrors = [err166];
+                            vErrors = [err170];
                           } else {
-                            vErrors.push(err166);
+                            vErrors.push(err170);
                           }
                           errors++;
                         }
-                        if (func2(data80) < 1) {
-                          const err167 = {
+                        if (func2(data81) < 1) {
+                          const err171 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameParameter/to',
                             schemaPath:
@@ -13600,17 +13735,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameParameter.properties.to,
-                            data: data80,
+                            data: data81,
                           };
                           if (vErrors === null) {
-                            vErrors = [err167];
+                            vErrors = [err171];
                           } else {
-                            vErrors.push(err167);
+                            vErrors.push(err171);
                           }
                           errors++;
                         }
                       } else {
-                        const err168 = {
+                        const err172 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/renameParameter/to',
                           schemaPath:
@@ -13624,18 +13759,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameParameter.properties.to,
-                          data: data80,
+                          data: data81,
                         };
                         if (vErrors === null) {
-                          vErrors = [err168];
+                          vErrors = [err172];
                         } else {
-                          vErrors.push(err168);
+                          vErrors.push(err172);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err169 = {
+                    const err173 = {
                       instancePath: instancePath + '/spec/migrations/' + i12 + '/renameParameter',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/renameParameter/type',
@@ -13648,21 +13783,21 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties
                           .renameParameter,
-                      data: data78,
+                      data: data79,
                     };
                     if (vErrors === null) {
-                      vErrors = [err169];
+                      vErrors = [err173];
                     } else {
-                      vErrors.push(err169);
+                      vErrors.push(err173);
                     }
                     errors++;
                   }
                 }
-                if (data77.renameObject !== undefined) {
-                  let data81 = data77.renameObject;
-                  if (data81 && typeof data81 == 'object' && !Array.isArray(data81)) {
-                    if (data81.apiVersion === undefined) {
-                      const err170 = {
+                if (data78.renameObject !== undefined) {
+                  let data82 = data78.renameObject;
+                  if (data82 && typeof data82 == 'object' && !Array.isArray(data82)) {
+                    if (data82.apiVersion === undefined) {
+                      const err174 = {
                         instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
@@ -13675,17 +13810,17 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data81,
+                        data: data82,
                       };
                       if (vErrors === null) {
-                        vErrors = [err170];
+                        vErrors = [err174];
                       } else {
-                        vErrors.push(err170);
+                        vErrors.push(err174);
                       }
                       errors++;
                     }
-                    if (data81.kind === undefined) {
-                      const err171 = {
+                    if (data82.kind === undefined) {
+                      const err175 = {
                         instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
@@ -13698,17 +13833,17 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data81,
+                        data: data82,
                       };
                       if (vErrors === null) {
-                        vErrors = [err171];
+                        vErrors = [err175];
                       } else {
-                        vErrors.push(err171);
+                        vErrors.push(err175);
                       }
                       errors++;
                     }
-                    if (data81.from === undefined) {
-                      const err172 = {
+                    if (data82.from === undefined) {
+                      const err176 = {
                         instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
@@ -13721,17 +13856,17 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data81,
+                        data: data82,
                       };
                       if (vErrors === null) {
-                        vErrors = [err172];
+                        vErrors = [err176];
                       } else {
-                        vErrors.push(err172);
+                        vErrors.push(err176);
                       }
                       errors++;
                     }
-                    if (data81.to === undefined) {
-                      const err173 = {
+                    if (data82.to === undefined) {
+                      const err177 = {
                         instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/renameObject/required',
@@ -13744,20 +13879,20 @@ function validate13(
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties
                             .renameObject,
-                        data: data81,
+                        data: data82,
                       };
                       if (vErrors === null) {
-                        vErrors = [err173];
+                        vErrors = [err177];
                       } else {
-                        vErrors.push(err173);
+                        vErrors.push(err177);
                       }
                       errors++;
                     }
-                    if (data81.apiVersion !== undefined) {
-                      let data82 = data81.apiVersion;
-                      if (typeof data82 === 'string') {
-                        if (func2(data82) > 253) {
-                          const err174 = {
+                    if (data82.apiVersion !== undefined) {
+                      let data83 = data82.apiVersion;
+                      if (typeof data83 === 'string') {
+                        if (func2(data83) > 253) {
+                          const err178 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/apiVersion',
                             schemaPath:
@@ -13769,17 +13904,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.apiVersion,
-                            data: data82,
+                            data: data83,
                           };
                           if (vErrors === null) {
-                            vErrors = [err174];
+                            vErrors = [err178];
                           } else {
-                            vErrors.push(err174);
+                            vErrors.push(err178);
                           }
                           errors++;
                         }
-                        if (func2(data82) < 1) {
-                          const err175 = {
+                        if (func2(data83) < 1) {
+                          const err179 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/apiVersion',
                             schemaPath:
@@ -13791,17 +13926,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.apiVersion,
-                            data: data82,
+                            data: data83,
                           };
                           if (vErrors === null) {
-                            vErrors = [err175];
+                            vErrors = [err179];
                           } else {
-                            vErrors.push(err175);
+                            vErrors.push(err179);
                           }
                           errors++;
                         }
                       } else {
-                        const err176 = {
+                        const err180 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/renameObject/apiVersion',
                           schemaPath:
@@ -13815,21 +13950,21 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.apiVersion,
-                          data: data82,
+                          data: data83,
                         };
                         if (vErrors === null) {
-                          vErrors = [err176];
+                          vErrors = [err180];
                         } else {
-                          vErrors.push(err176);
+                          vErrors.push(err180);
                         }
                         errors++;
                       }
                     }
-                    if (data81.kind !== undefined) {
-                      let data83 = data81.kind;
-                      if (typeof data83 === 'string') {
-                        if (func2(data83) > 63) {
-                          const err177 = {
+                    if (data82.kind !== undefined) {
+                      let data84 = data82.kind;
+                      if (typeof data84 === 'string') {
+                        if (func2(data84) > 63) {
+                          const err181 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/kind',
                             schemaPath:
@@ -13841,17 +13976,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.kind,
-                            data: data83,
+                            data: data84,
                           };
                           if (vErrors === null) {
-                            vErrors = [err177];
+                            vErrors = [err181];
                           } else {
-                            vErrors.push(err177);
+                            vErrors.push(err181);
                           }
                           errors++;
                         }
-                        if (func2(data83) < 1) {
-                          const err178 = {
+                        if (func2(data84) < 1) {
+                          const err182 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/kind',
                             schemaPath:
@@ -13863,17 +13998,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.kind,
-                            data: data83,
+                            data: data84,
                           };
                           if (vErrors === null) {
-                            vErrors = [err178];
+                            vErrors = [err182];
                           } else {
-                            vErrors.push(err178);
+                            vErrors.push(err182);
                           }
                           errors++;
                         }
                       } else {
-                        const err179 = {
+                        const err183 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/renameObject/kind',
                           schemaPath:
@@ -13887,21 +14022,21 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.kind,
-                          data: data83,
+                          data: data84,
                         };
                         if (vErrors === null) {
-                          vErrors = [err179];
+                          vErrors = [err183];
                         } else {
-                          vErrors.push(err179);
+                          vErrors.push(err183);
                         }
                         errors++;
                       }
                     }
-                    if (data81.from !== undefined) {
-                      let data84 = data81.from;
-                      if (typeof data84 === 'string') {
-                        if (func2(data84) > 253) {
-                          const err180 = {
+                    if (data82.from !== undefined) {
+                      let data85 = data82.from;
+                      if (typeof data85 === 'string') {
+                        if (func2(data85) > 253) {
+                          const err184 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/from',
                             schemaPath:
@@ -13913,17 +14048,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.from,
-                            data: data84,
+                            data: data85,
                           };
                           if (vErrors === null) {
-                            vErrors = [err180];
+                            vErrors = [err184];
                           } else {
-                            vErrors.push(err180);
+                            vErrors.push(err184);
                           }
                           errors++;
                         }
-                        if (func2(data84) < 1) {
-                          const err181 = {
+                        if (func2(data85) < 1) {
+                          const err185 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/from',
                             schemaPath:
@@ -13935,17 +14070,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.from,
-                            data: data84,
+                            data: data85,
                           };
                           if (vErrors === null) {
-                            vErrors = [err181];
+                            vErrors = [err185];
                           } else {
-                            vErrors.push(err181);
+                            vErrors.push(err185);
                           }
                           errors++;
                         }
                       } else {
-                        const err182 = {
+                        const err186 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/renameObject/from',
                           schemaPath:
@@ -13959,21 +14094,21 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.from,
-                          data: data84,
+                          data: data85,
                         };
                         if (vErrors === null) {
-                          vErrors = [err182];
+                          vErrors = [err186];
                         } else {
-                          vErrors.push(err182);
+                          vErrors.push(err186);
                         }
                         errors++;
                       }
                     }
-                    if (data81.to !== undefined) {
-                      let data85 = data81.to;
-                      if (typeof data85 === 'string') {
-                        if (func2(data85) > 253) {
-                          const err183 = {
+                    if (data82.to !== undefined) {
+                      let data86 = data82.to;
+                      if (typeof data86 === 'string') {
+                        if (func2(data86) > 253) {
+                          const err187 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/to',
                             schemaPath:
@@ -13985,17 +14120,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.to,
-                            data: data85,
+                            data: data86,
                           };
                           if (vErrors === null) {
-                            vErrors = [err183];
+                            vErrors = [err187];
                           } else {
-                            vErrors.push(err183);
+                            vErrors.push(err187);
                           }
                           errors++;
                         }
-                        if (func2(data85) < 1) {
-                          const err184 = {
+                        if (func2(data86) < 1) {
+                          const err188 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/renameObject/to',
                             schemaPath:
@@ -14007,17 +14142,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .renameObject.properties.to,
-                            data: data85,
+                            data: data86,
                           };
                           if (vErrors === null) {
-                            vErrors = [err184];
+                            vErrors = [err188];
                           } else {
-                            vErrors.push(err184);
+                            vErrors.push(err188);
                           }
                           errors++;
                         }
                       } else {
-                        const err185 = {
+                        const err189 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/renameObject/to',
                           schemaPath:
@@ -14031,18 +14166,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .renameObject.properties.to,
-                          data: data85,
+                          data: data86,
                         };
                         if (vErrors === null) {
-                          vErrors = [err185];
+                          vErrors = [err189];
                         } else {
-                          vErrors.push(err185);
+                          vErrors.push(err189);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err186 = {
+                    const err190 = {
                       instancePath: instancePath + '/spec/migrations/' + i12 + '/renameObject',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/renameObject/type',
@@ -14055,20 +14190,20 @@ function validate13(
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties
                           .renameObject,
-                      data: data81,
+                      data: data82,
                     };
                     if (vErrors === null) {
-                      vErrors = [err186];
+                      vErrors = [err190];
                     } else {
-                      vErrors.push(err186);
+                      vErrors.push(err190);
                     }
                     errors++;
                   }
                 }
-                if (data77.valueFrom !== undefined) {
-                  let data86 = data77.valueFrom;
-                  for (const message6 of keyword21(data86)) {
-                    const err187 = {
+                if (data78.valueFrom !== undefined) {
+                  let data87 = data78.valueFrom;
+                  for (const message6 of keyword21(data87)) {
+                    const err191 = {
                       instancePath: instancePath + '/spec/migrations/' + i12 + '/valueFrom',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/valueFrom/x-kubernetes-validations',
@@ -14081,18 +14216,18 @@ function validate13(
                         ],
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties.valueFrom,
-                      data: data86,
+                      data: data87,
                     };
                     if (vErrors === null) {
-                      vErrors = [err187];
+                      vErrors = [err191];
                     } else {
-                      vErrors.push(err187);
+                      vErrors.push(err191);
                     }
                     errors++;
                   }
-                  if (data86 && typeof data86 == 'object' && !Array.isArray(data86)) {
-                    if (data86.parameter === undefined) {
-                      const err188 = {
+                  if (data87 && typeof data87 == 'object' && !Array.isArray(data87)) {
+                    if (data87.parameter === undefined) {
+                      const err192 = {
                         instancePath: instancePath + '/spec/migrations/' + i12 + '/valueFrom',
                         schemaPath:
                           '#/properties/spec/properties/migrations/items/properties/valueFrom/required',
@@ -14104,20 +14239,20 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.spec.properties.migrations.items.properties.valueFrom,
-                        data: data86,
+                        data: data87,
                       };
                       if (vErrors === null) {
-                        vErrors = [err188];
+                        vErrors = [err192];
                       } else {
-                        vErrors.push(err188);
+                        vErrors.push(err192);
                       }
                       errors++;
                     }
-                    if (data86.parameter !== undefined) {
-                      let data87 = data86.parameter;
-                      if (typeof data87 === 'string') {
-                        if (func2(data87) > 128) {
-                          const err189 = {
+                    if (data87.parameter !== undefined) {
+                      let data88 = data87.parameter;
+                      if (typeof data88 === 'string') {
+                        if (func2(data88) > 128) {
+                          const err193 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/valueFrom/parameter',
                             schemaPath:
@@ -14129,17 +14264,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.parameter,
-                            data: data87,
+                            data: data88,
                           };
                           if (vErrors === null) {
-                            vErrors = [err189];
+                            vErrors = [err193];
                           } else {
-                            vErrors.push(err189);
+                            vErrors.push(err193);
                           }
                           errors++;
                         }
-                        if (func2(data87) < 1) {
-                          const err190 = {
+                        if (func2(data88) < 1) {
+                          const err194 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/valueFrom/parameter',
                             schemaPath:
@@ -14151,17 +14286,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.parameter,
-                            data: data87,
+                            data: data88,
                           };
                           if (vErrors === null) {
-                            vErrors = [err190];
+                            vErrors = [err194];
                           } else {
-                            vErrors.push(err190);
+                            vErrors.push(err194);
                           }
                           errors++;
                         }
                       } else {
-                        const err191 = {
+                        const err195 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/valueFrom/parameter',
                           schemaPath:
@@ -14175,21 +14310,21 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .valueFrom.properties.parameter,
-                          data: data87,
+                          data: data88,
                         };
                         if (vErrors === null) {
-                          vErrors = [err191];
+                          vErrors = [err195];
                         } else {
-                          vErrors.push(err191);
+                          vErrors.push(err195);
                         }
                         errors++;
                       }
                     }
-                    if (data86.secretKeyRef !== undefined) {
-                      let data88 = data86.secretKeyRef;
-                      if (data88 && typeof data88 == 'object' && !Array.isArray(data88)) {
-                        if (data88.name === undefined) {
-                          const err192 = {
+                    if (data87.secretKeyRef !== undefined) {
+                      let data89 = data87.secretKeyRef;
+                      if (data89 && typeof data89 == 'object' && !Array.isArray(data89)) {
+                        if (data89.name === undefined) {
+                          const err196 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/valueFrom/secretKeyRef',
                             schemaPath:
@@ -14203,17 +14338,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.secretKeyRef,
-                            data: data88,
+                            data: data89,
                           };
                           if (vErrors === null) {
-                            vErrors = [err192];
+                            vErrors = [err196];
                           } else {
-                            vErrors.push(err192);
+                            vErrors.push(err196);
                           }
                           errors++;
                         }
-                        if (data88.key === undefined) {
-                          const err193 = {
+                        if (data89.key === undefined) {
+                          const err197 = {
                             instancePath:
                               instancePath + '/spec/migrations/' + i12 + '/valueFrom/secretKeyRef',
                             schemaPath:
@@ -14227,20 +14362,20 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.secretKeyRef,
-                            data: data88,
+                            data: data89,
                           };
                           if (vErrors === null) {
-                            vErrors = [err193];
+                            vErrors = [err197];
                           } else {
-                            vErrors.push(err193);
+                            vErrors.push(err197);
                           }
                           errors++;
                         }
-                        if (data88.name !== undefined) {
-                          let data89 = data88.name;
-                          if (typeof data89 === 'string') {
-                            if (func2(data89) > 253) {
-                              const err194 = {
+                        if (data89.name !== undefined) {
+                          let data90 = data89.name;
+                          if (typeof data90 === 'string') {
+                            if (func2(data90) > 253) {
+                              const err198 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14255,17 +14390,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.name,
-                                data: data89,
+                                data: data90,
                               };
                               if (vErrors === null) {
-                                vErrors = [err194];
+                                vErrors = [err198];
                               } else {
-                                vErrors.push(err194);
+                                vErrors.push(err198);
                               }
                               errors++;
                             }
-                            if (func2(data89) < 1) {
-                              const err195 = {
+                            if (func2(data90) < 1) {
+                              const err199 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14280,17 +14415,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.name,
-                                data: data89,
+                                data: data90,
                               };
                               if (vErrors === null) {
-                                vErrors = [err195];
+                                vErrors = [err199];
                               } else {
-                                vErrors.push(err195);
+                                vErrors.push(err199);
                               }
                               errors++;
                             }
                           } else {
-                            const err196 = {
+                            const err200 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
@@ -14307,21 +14442,21 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.secretKeyRef.properties.name,
-                              data: data89,
+                              data: data90,
                             };
                             if (vErrors === null) {
-                              vErrors = [err196];
+                              vErrors = [err200];
                             } else {
-                              vErrors.push(err196);
+                              vErrors.push(err200);
                             }
                             errors++;
                           }
                         }
-                        if (data88.key !== undefined) {
-                          let data90 = data88.key;
-                          if (typeof data90 === 'string') {
-                            if (func2(data90) > 253) {
-                              const err197 = {
+                        if (data89.key !== undefined) {
+                          let data91 = data89.key;
+                          if (typeof data91 === 'string') {
+                            if (func2(data91) > 253) {
+                              const err201 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14336,17 +14471,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.key,
-                                data: data90,
+                                data: data91,
                               };
                               if (vErrors === null) {
-                                vErrors = [err197];
+                                vErrors = [err201];
                               } else {
-                                vErrors.push(err197);
+                                vErrors.push(err201);
                               }
                               errors++;
                             }
-                            if (func2(data90) < 1) {
-                              const err198 = {
+                            if (func2(data91) < 1) {
+                              const err202 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14361,17 +14496,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.secretKeyRef.properties.key,
-                                data: data90,
+                                data: data91,
                               };
                               if (vErrors === null) {
-                                vErrors = [err198];
+                                vErrors = [err202];
                               } else {
-                                vErrors.push(err198);
+                                vErrors.push(err202);
                               }
                               errors++;
                             }
                           } else {
-                            const err199 = {
+                            const err203 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
@@ -14388,18 +14523,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.secretKeyRef.properties.key,
-                              data: data90,
+                              data: data91,
                             };
                             if (vErrors === null) {
-                              vErrors = [err199];
+                              vErrors = [err203];
                             } else {
-                              vErrors.push(err199);
+                              vErrors.push(err203);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err200 = {
+                        const err204 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/valueFrom/secretKeyRef',
                           schemaPath:
@@ -14413,21 +14548,21 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .valueFrom.properties.secretKeyRef,
-                          data: data88,
+                          data: data89,
                         };
                         if (vErrors === null) {
-                          vErrors = [err200];
+                          vErrors = [err204];
                         } else {
-                          vErrors.push(err200);
+                          vErrors.push(err204);
                         }
                         errors++;
                       }
                     }
-                    if (data86.configMapKeyRef !== undefined) {
-                      let data91 = data86.configMapKeyRef;
-                      if (data91 && typeof data91 == 'object' && !Array.isArray(data91)) {
-                        if (data91.name === undefined) {
-                          const err201 = {
+                    if (data87.configMapKeyRef !== undefined) {
+                      let data92 = data87.configMapKeyRef;
+                      if (data92 && typeof data92 == 'object' && !Array.isArray(data92)) {
+                        if (data92.name === undefined) {
+                          const err205 = {
                             instancePath:
                               instancePath +
                               '/spec/migrations/' +
@@ -14444,17 +14579,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.configMapKeyRef,
-                            data: data91,
+                            data: data92,
                           };
                           if (vErrors === null) {
-                            vErrors = [err201];
+                            vErrors = [err205];
                           } else {
-                            vErrors.push(err201);
+                            vErrors.push(err205);
                           }
                           errors++;
                         }
-                        if (data91.key === undefined) {
-                          const err202 = {
+                        if (data92.key === undefined) {
+                          const err206 = {
                             instancePath:
                               instancePath +
                               '/spec/migrations/' +
@@ -14471,20 +14606,20 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.migrations.items.properties
                                 .valueFrom.properties.configMapKeyRef,
-                            data: data91,
+                            data: data92,
                           };
                           if (vErrors === null) {
-                            vErrors = [err202];
+                            vErrors = [err206];
                           } else {
-                            vErrors.push(err202);
+                            vErrors.push(err206);
                           }
                           errors++;
                         }
-                        if (data91.name !== undefined) {
-                          let data92 = data91.name;
-                          if (typeof data92 === 'string') {
-                            if (func2(data92) > 253) {
-                              const err203 = {
+                        if (data92.name !== undefined) {
+                          let data93 = data92.name;
+                          if (typeof data93 === 'string') {
+                            if (func2(data93) > 253) {
+                              const err207 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14499,17 +14634,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.name,
-                                data: data92,
+                                data: data93,
                               };
                               if (vErrors === null) {
-                                vErrors = [err203];
+                                vErrors = [err207];
                               } else {
-                                vErrors.push(err203);
+                                vErrors.push(err207);
                               }
                               errors++;
                             }
-                            if (func2(data92) < 1) {
-                              const err204 = {
+                            if (func2(data93) < 1) {
+                              const err208 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14524,17 +14659,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.name,
-                                data: data92,
+                                data: data93,
                               };
                               if (vErrors === null) {
-                                vErrors = [err204];
+                                vErrors = [err208];
                               } else {
-                                vErrors.push(err204);
+                                vErrors.push(err208);
                               }
                               errors++;
                             }
                           } else {
-                            const err205 = {
+                            const err209 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
@@ -14551,21 +14686,21 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.configMapKeyRef.properties.name,
-                              data: data92,
+                              data: data93,
                             };
                             if (vErrors === null) {
-                              vErrors = [err205];
+                              vErrors = [err209];
                             } else {
-                              vErrors.push(err205);
+                              vErrors.push(err209);
                             }
                             errors++;
                           }
                         }
-                        if (data91.key !== undefined) {
-                          let data93 = data91.key;
-                          if (typeof data93 === 'string') {
-                            if (func2(data93) > 253) {
-                              const err206 = {
+                        if (data92.key !== undefined) {
+                          let data94 = data92.key;
+                          if (typeof data94 === 'string') {
+                            if (func2(data94) > 253) {
+                              const err210 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14580,17 +14715,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.key,
-                                data: data93,
+                                data: data94,
                               };
                               if (vErrors === null) {
-                                vErrors = [err206];
+                                vErrors = [err210];
                               } else {
-                                vErrors.push(err206);
+                                vErrors.push(err210);
                               }
                               errors++;
                             }
-                            if (func2(data93) < 1) {
-                              const err207 = {
+                            if (func2(data94) < 1) {
+                              const err211 = {
                                 instancePath:
                                   instancePath +
                                   '/spec/migrations/' +
@@ -14605,17 +14740,17 @@ function validate13(
                                 parentSchema:
                                   schema14.properties.spec.properties.migrations.items.properties
                                     .valueFrom.properties.configMapKeyRef.properties.key,
-                                data: data93,
+                                data: data94,
                               };
                               if (vErrors === null) {
-                                vErrors = [err207];
+                                vErrors = [err211];
                               } else {
-                                vErrors.push(err207);
+                                vErrors.push(err211);
                               }
                               errors++;
                             }
                           } else {
-                            const err208 = {
+                            const err212 = {
                               instancePath:
                                 instancePath +
                                 '/spec/migrations/' +
@@ -14632,18 +14767,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.migrations.items.properties
                                   .valueFrom.properties.configMapKeyRef.properties.key,
-                              data: data93,
+                              data: data94,
                             };
                             if (vErrors === null) {
-                              vErrors = [err208];
+                              vErrors = [err212];
                             } else {
-                              vErrors.push(err208);
+                              vErrors.push(err212);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err209 = {
+                        const err213 = {
                           instancePath:
                             instancePath + '/spec/migrations/' + i12 + '/valueFrom/configMapKeyRef',
                           schemaPath:
@@ -14657,18 +14792,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.migrations.items.properties
                               .valueFrom.properties.configMapKeyRef,
-                          data: data91,
+                          data: data92,
                         };
                         if (vErrors === null) {
-                          vErrors = [err209];
+                          vErrors = [err213];
                         } else {
-                          vErrors.push(err209);
+                          vErrors.push(err213);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err210 = {
+                    const err214 = {
                       instancePath: instancePath + '/spec/migrations/' + i12 + '/valueFrom',
                       schemaPath:
                         '#/properties/spec/properties/migrations/items/properties/valueFrom/type',
@@ -14680,18 +14815,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.spec.properties.migrations.items.properties.valueFrom,
-                      data: data86,
+                      data: data87,
                     };
                     if (vErrors === null) {
-                      vErrors = [err210];
+                      vErrors = [err214];
                     } else {
-                      vErrors.push(err210);
+                      vErrors.push(err214);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err211 = {
+                const err215 = {
                   instancePath: instancePath + '/spec/migrations/' + i12,
                   schemaPath: '#/properties/spec/properties/migrations/items/type',
                   keyword: 'type',
@@ -14699,18 +14834,18 @@ function validate13(
                   message: 'must be object',
                   schema: schema14.properties.spec.properties.migrations.items.type,
                   parentSchema: schema14.properties.spec.properties.migrations.items,
-                  data: data77,
+                  data: data78,
                 };
                 if (vErrors === null) {
-                  vErrors = [err211];
+                  vErrors = [err215];
                 } else {
-                  vErrors.push(err211);
+                  vErrors.push(err215);
                 }
                 errors++;
               }
             }
           } else {
-            const err212 = {
+            const err216 = {
               instancePath: instancePath + '/spec/migrations',
               schemaPath: '#/properties/spec/properties/migrations/type',
               keyword: 'type',
@@ -14718,86 +14853,7 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.spec.properties.migrations.type,
               parentSchema: schema14.properties.spec.properties.migrations,
-              data: data76,
-            };
-            if (vErrors === null) {
-              vErrors = [err212];
-            } else {
-              vErrors.push(err212);
-            }
-            errors++;
-          }
-        }
-        if (data3.maxTTL !== undefined) {
-          let data94 = data3.maxTTL;
-          if (typeof data94 === 'string') {
-            if (func2(data94) > 32) {
-              const err213 = {
-                instancePath: instancePath + '/spec/maxTTL',
-                schemaPath: '#/properties/spec/properties/maxTTL/maxLength',
-                keyword: 'maxLength',
-                params: { limit: 32 },
-                message: 'must NOT have more than 32 characters',
-                schema: 32,
-                parentSchema: schema14.properties.spec.properties.maxTTL,
-                data: data94,
-              };
-              if (vErrors === null) {
-                vErrors = [err213];
-              } else {
-                vErrors.push(err213);
-              }
-              errors++;
-            }
-            if (!pattern0.test(data94)) {
-              const err214 = {
-                instancePath: instancePath + '/spec/maxTTL',
-                schemaPath: '#/properties/spec/properties/maxTTL/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^([0-9]+[smhd])+$' },
-                message: 'must match pattern "' + '^([0-9]+[smhd])+$' + '"',
-                schema: '^([0-9]+[smhd])+$',
-                parentSchema: schema14.properties.spec.properties.maxTTL,
-                data: data94,
-              };
-              if (vErrors === null) {
-                vErrors = [err214];
-              } else {
-                vErrors.push(err214);
-              }
-              errors++;
-            }
-          } else {
-            const err215 = {
-              instancePath: instancePath + '/spec/maxTTL',
-              schemaPath: '#/properties/spec/properties/maxTTL/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema14.properties.spec.properties.maxTTL.type,
-              parentSchema: schema14.properties.spec.properties.maxTTL,
-              data: data94,
-            };
-            if (vErrors === null) {
-              vErrors = [err215];
-            } else {
-              vErrors.push(err215);
-            }
-            errors++;
-          }
-        }
-        if (data3.requireTTL !== undefined) {
-          let data95 = data3.requireTTL;
-          if (typeof data95 !== 'boolean') {
-            const err216 = {
-              instancePath: instancePath + '/spec/requireTTL',
-              schemaPath: '#/properties/spec/properties/requireTTL/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-              schema: schema14.properties.spec.properties.requireTTL.type,
-              parentSchema: schema14.properties.spec.properties.requireTTL,
-              data: data95,
+              data: data77,
             };
             if (vErrors === null) {
               vErrors = [err216];
@@ -14807,37 +14863,37 @@ function validate13(
             errors++;
           }
         }
-        if (data3.revisionHistoryLimit !== undefined) {
-          let data96 = data3.revisionHistoryLimit;
-          if (!(typeof data96 == 'number' && !(data96 % 1) && !isNaN(data96) && isFinite(data96))) {
-            const err217 = {
-              instancePath: instancePath + '/spec/revisionHistoryLimit',
-              schemaPath: '#/properties/spec/properties/revisionHistoryLimit/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema14.properties.spec.properties.revisionHistoryLimit.type,
-              parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-              data: data96,
-            };
-            if (vErrors === null) {
-              vErrors = [err217];
-            } else {
-              vErrors.push(err217);
+        if (data3.maxTTL !== undefined) {
+          let data95 = data3.maxTTL;
+          if (typeof data95 === 'string') {
+            if (func2(data95) > 32) {
+              const err217 = {
+                instancePath: instancePath + '/spec/maxTTL',
+                schemaPath: '#/properties/spec/properties/maxTTL/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 32 },
+                message: 'must NOT have more than 32 characters',
+                schema: 32,
+                parentSchema: schema14.properties.spec.properties.maxTTL,
+                data: data95,
+              };
+              if (vErrors === null) {
+                vErrors = [err217];
+              } else {
+                vErrors.push(err217);
+              }
+              errors++;
             }
-            errors++;
-          }
-          if (typeof data96 == 'number' && isFinite(data96)) {
-            if (data96 > 1000 || isNaN(data96)) {
+            if (!pattern0.test(data95)) {
               const err218 = {
-                instancePath: instancePath + '/spec/revisionHistoryLimit',
-                schemaPath: '#/properties/spec/properties/revisionHistoryLimit/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 1000 },
-                message: 'must be <= 1000',
-                schema: 1000,
-                parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-                data: data96,
+                instancePath: instancePath + '/spec/maxTTL',
+                schemaPath: '#/properties/spec/properties/maxTTL/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^([0-9]+[smhd])+$' },
+                message: 'must match pattern "' + '^([0-9]+[smhd])+$' + '"',
+                schema: '^([0-9]+[smhd])+$',
+                parentSchema: schema14.properties.spec.properties.maxTTL,
+                data: data95,
               };
               if (vErrors === null) {
                 vErrors = [err218];
@@ -14846,55 +14902,57 @@ function validate13(
               }
               errors++;
             }
-            if (data96 < 1 || isNaN(data96)) {
-              const err219 = {
-                instancePath: instancePath + '/spec/revisionHistoryLimit',
-                schemaPath: '#/properties/spec/properties/revisionHistoryLimit/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-                schema: 1,
-                parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-                data: data96,
-              };
-              if (vErrors === null) {
-                vErrors = [err219];
-              } else {
-                vErrors.push(err219);
-              }
-              errors++;
+          } else {
+            const err219 = {
+              instancePath: instancePath + '/spec/maxTTL',
+              schemaPath: '#/properties/spec/properties/maxTTL/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema14.properties.spec.properties.maxTTL.type,
+              parentSchema: schema14.properties.spec.properties.maxTTL,
+              data: data95,
+            };
+            if (vErrors === null) {
+              vErrors = [err219];
+            } else {
+              vErrors.push(err219);
             }
-            if (!formats0.validate(data96)) {
-              const err220 = {
-                instancePath: instancePath + '/spec/revisionHistoryLimit',
-                schemaPath: '#/properties/spec/properties/revisionHistoryLimit/format',
-                keyword: 'format',
-                params: { format: 'int64' },
-                message: 'must match format "' + 'int64' + '"',
-                schema: 'int64',
-                parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
-                data: data96,
-              };
-              if (vErrors === null) {
-                vErrors = [err220];
-              } else {
-                vErrors.push(err220);
-              }
-              errors++;
-            }
+            errors++;
           }
         }
-        if (data3.rollout !== undefined) {
-          let data97 = data3.rollout;
-          for (const message7 of keyword22(data97)) {
+        if (data3.requireTTL !== undefined) {
+          let data96 = data3.requireTTL;
+          if (typeof data96 !== 'boolean') {
+            const err220 = {
+              instancePath: instancePath + '/spec/requireTTL',
+              schemaPath: '#/properties/spec/properties/requireTTL/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+              schema: schema14.properties.spec.properties.requireTTL.type,
+              parentSchema: schema14.properties.spec.properties.requireTTL,
+              data: data96,
+            };
+            if (vErrors === null) {
+              vErrors = [err220];
+            } else {
+              vErrors.push(err220);
+            }
+            errors++;
+          }
+        }
+        if (data3.revisionHistoryLimit !== undefined) {
+          let data97 = data3.revisionHistoryLimit;
+          if (!(typeof data97 == 'number' && !(data97 % 1) && !isNaN(data97) && isFinite(data97))) {
             const err221 = {
-              instancePath: instancePath + '/spec/rollout',
-              schemaPath: '#/properties/spec/properties/rollout/x-kubernetes-validations',
-              keyword: 'x-kubernetes-validations',
-              params: {},
-              message: message7,
-              schema: schema14.properties.spec.properties.rollout['x-kubernetes-validations'],
-              parentSchema: schema14.properties.spec.properties.rollout,
+              instancePath: instancePath + '/spec/revisionHistoryLimit',
+              schemaPath: '#/properties/spec/properties/revisionHistoryLimit/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema14.properties.spec.properties.revisionHistoryLimit.type,
+              parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
               data: data97,
             };
             if (vErrors === null) {
@@ -14904,11 +14962,88 @@ function validate13(
             }
             errors++;
           }
-          if (data97 && typeof data97 == 'object' && !Array.isArray(data97)) {
-            if (data97.strategy !== undefined) {
-              let data98 = data97.strategy;
-              if (typeof data98 !== 'string') {
-                const err222 = {
+          if (typeof data97 == 'number' && isFinite(data97)) {
+            if (data97 > 1000 || isNaN(data97)) {
+              const err222 = {
+                instancePath: instancePath + '/spec/revisionHistoryLimit',
+                schemaPath: '#/properties/spec/properties/revisionHistoryLimit/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 1000 },
+                message: 'must be <= 1000',
+                schema: 1000,
+                parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
+                data: data97,
+              };
+              if (vErrors === null) {
+                vErrors = [err222];
+              } else {
+                vErrors.push(err222);
+              }
+              errors++;
+            }
+            if (data97 < 1 || isNaN(data97)) {
+              const err223 = {
+                instancePath: instancePath + '/spec/revisionHistoryLimit',
+                schemaPath: '#/properties/spec/properties/revisionHistoryLimit/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
+                data: data97,
+              };
+              if (vErrors === null) {
+                vErrors = [err223];
+              } else {
+                vErrors.push(err223);
+              }
+              errors++;
+            }
+            if (!formats0.validate(data97)) {
+              const err224 = {
+                instancePath: instancePath + '/spec/revisionHistoryLimit',
+                schemaPath: '#/properties/spec/properties/revisionHistoryLimit/format',
+                keyword: 'format',
+                params: { format: 'int64' },
+                message: 'must match format "' + 'int64' + '"',
+                schema: 'int64',
+                parentSchema: schema14.properties.spec.properties.revisionHistoryLimit,
+                data: data97,
+              };
+              if (vErrors === null) {
+                vErrors = [err224];
+              } else {
+                vErrors.push(err224);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data3.rollout !== undefined) {
+          let data98 = data3.rollout;
+          for (const message7 of keyword22(data98)) {
+            const err225 = {
+              instancePath: instancePath + '/spec/rollout',
+              schemaPath: '#/properties/spec/properties/rollout/x-kubernetes-validations',
+              keyword: 'x-kubernetes-validations',
+              params: {},
+              message: message7,
+              schema: schema14.properties.spec.properties.rollout['x-kubernetes-validations'],
+              parentSchema: schema14.properties.spec.properties.rollout,
+              data: data98,
+            };
+            if (vErrors === null) {
+              vErrors = [err225];
+            } else {
+              vErrors.push(err225);
+            }
+            errors++;
+          }
+          if (data98 && typeof data98 == 'object' && !Array.isArray(data98)) {
+            if (data98.strategy !== undefined) {
+              let data99 = data98.strategy;
+              if (typeof data99 !== 'string') {
+                const err226 = {
                   instancePath: instancePath + '/spec/rollout/strategy',
                   schemaPath: '#/properties/spec/properties/rollout/properties/strategy/type',
                   keyword: 'type',
@@ -14916,17 +15051,17 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.spec.properties.rollout.properties.strategy.type,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.strategy,
-                  data: data98,
+                  data: data99,
                 };
                 if (vErrors === null) {
-                  vErrors = [err222];
+                  vErrors = [err226];
                 } else {
-                  vErrors.push(err222);
+                  vErrors.push(err226);
                 }
                 errors++;
               }
-              if (!(data98 === 'All' || data98 === 'Progressive')) {
-                const err223 = {
+              if (!(data99 === 'All' || data99 === 'Progressive')) {
+                const err227 = {
                   instancePath: instancePath + '/spec/rollout/strategy',
                   schemaPath: '#/properties/spec/properties/rollout/properties/strategy/enum',
                   keyword: 'enum',
@@ -14937,20 +15072,20 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.spec.properties.rollout.properties.strategy.enum,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.strategy,
-                  data: data98,
+                  data: data99,
                 };
                 if (vErrors === null) {
-                  vErrors = [err223];
+                  vErrors = [err227];
                 } else {
-                  vErrors.push(err223);
+                  vErrors.push(err227);
                 }
                 errors++;
               }
             }
-            if (data97.maxUnavailable !== undefined) {
-              let data99 = data97.maxUnavailable;
-              for (const message8 of keyword23(data99)) {
-                const err224 = {
+            if (data98.maxUnavailable !== undefined) {
+              let data100 = data98.maxUnavailable;
+              for (const message8 of keyword23(data100)) {
+                const err228 = {
                   instancePath: instancePath + '/spec/rollout/maxUnavailable',
                   schemaPath:
                     '#/properties/spec/properties/rollout/properties/maxUnavailable/x-kubernetes-validations',
@@ -14963,20 +15098,20 @@ function validate13(
                     ],
                   parentSchema:
                     schema14.properties.spec.properties.rollout.properties.maxUnavailable,
-                  data: data99,
+                  data: data100,
                 };
                 if (vErrors === null) {
-                  vErrors = [err224];
+                  vErrors = [err228];
                 } else {
-                  vErrors.push(err224);
+                  vErrors.push(err228);
                 }
                 errors++;
               }
             }
-            if (data97.pauseOnFailure !== undefined) {
-              let data100 = data97.pauseOnFailure;
-              if (typeof data100 !== 'boolean') {
-                const err225 = {
+            if (data98.pauseOnFailure !== undefined) {
+              let data101 = data98.pauseOnFailure;
+              if (typeof data101 !== 'boolean') {
+                const err229 = {
                   instancePath: instancePath + '/spec/rollout/pauseOnFailure',
                   schemaPath: '#/properties/spec/properties/rollout/properties/pauseOnFailure/type',
                   keyword: 'type',
@@ -14986,20 +15121,20 @@ function validate13(
                     schema14.properties.spec.properties.rollout.properties.pauseOnFailure.type,
                   parentSchema:
                     schema14.properties.spec.properties.rollout.properties.pauseOnFailure,
-                  data: data100,
+                  data: data101,
                 };
                 if (vErrors === null) {
-                  vErrors = [err225];
+                  vErrors = [err229];
                 } else {
-                  vErrors.push(err225);
+                  vErrors.push(err229);
                 }
                 errors++;
               }
             }
-            if (data97.preflight !== undefined) {
-              let data101 = data97.preflight;
-              if (typeof data101 !== 'string') {
-                const err226 = {
+            if (data98.preflight !== undefined) {
+              let data102 = data98.preflight;
+              if (typeof data102 !== 'string') {
+                const err230 = {
                   instancePath: instancePath + '/spec/rollout/preflight',
                   schemaPath: '#/properties/spec/properties/rollout/properties/preflight/type',
                   keyword: 'type',
@@ -15007,17 +15142,17 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.spec.properties.rollout.properties.preflight.type,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.preflight,
-                  data: data101,
+                  data: data102,
                 };
                 if (vErrors === null) {
-                  vErrors = [err226];
+                  vErrors = [err230];
                 } else {
-                  vErrors.push(err226);
+                  vErrors.push(err230);
                 }
                 errors++;
               }
-              if (!(data101 === 'Block' || data101 === 'Warn')) {
-                const err227 = {
+              if (!(data102 === 'Block' || data102 === 'Warn')) {
+                const err231 = {
                   instancePath: instancePath + '/spec/rollout/preflight',
                   schemaPath: '#/properties/spec/properties/rollout/properties/preflight/enum',
                   keyword: 'enum',
@@ -15028,20 +15163,20 @@ function validate13(
                   message: 'must be equal to one of the allowed values',
                   schema: schema14.properties.spec.properties.rollout.properties.preflight.enum,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.preflight,
-                  data: data101,
+                  data: data102,
                 };
                 if (vErrors === null) {
-                  vErrors = [err227];
+                  vErrors = [err231];
                 } else {
-                  vErrors.push(err227);
+                  vErrors.push(err231);
                 }
                 errors++;
               }
             }
-            if (data97.stages !== undefined) {
-              let data102 = data97.stages;
-              for (const duplicate1 of keyword24(data102)) {
-                const err228 = {
+            if (data98.stages !== undefined) {
+              let data103 = data98.stages;
+              for (const duplicate1 of keyword24(data103)) {
+                const err232 = {
                   instancePath: instancePath + '/spec/rollout/stages',
                   schemaPath:
                     '#/properties/spec/properties/rollout/properties/stages/x-kubernetes-list-map-keys',
@@ -15053,18 +15188,18 @@ function validate13(
                       'x-kubernetes-list-map-keys'
                     ],
                   parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                  data: data102,
+                  data: data103,
                 };
                 if (vErrors === null) {
-                  vErrors = [err228];
+                  vErrors = [err232];
                 } else {
-                  vErrors.push(err228);
+                  vErrors.push(err232);
                 }
                 errors++;
               }
-              if (Array.isArray(data102)) {
-                if (data102.length > 32) {
-                  const err229 = {
+              if (Array.isArray(data103)) {
+                if (data103.length > 32) {
+                  const err233 = {
                     instancePath: instancePath + '/spec/rollout/stages',
                     schemaPath: '#/properties/spec/properties/rollout/properties/stages/maxItems',
                     keyword: 'maxItems',
@@ -15072,21 +15207,21 @@ function validate13(
                     message: 'must NOT have more than 32 items',
                     schema: 32,
                     parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                    data: data102,
+                    data: data103,
                   };
                   if (vErrors === null) {
-                    vErrors = [err229];
+                    vErrors = [err233];
                   } else {
-                    vErrors.push(err229);
+                    vErrors.push(err233);
                   }
                   errors++;
                 }
-                const len13 = data102.length;
+                const len13 = data103.length;
                 for (let i13 = 0; i13 < len13; i13++) {
-                  let data103 = data102[i13];
-                  if (data103 && typeof data103 == 'object' && !Array.isArray(data103)) {
-                    if (data103.name === undefined) {
-                      const err230 = {
+                  let data104 = data103[i13];
+                  if (data104 && typeof data104 == 'object' && !Array.isArray(data104)) {
+                    if (data104.name === undefined) {
+                      const err234 = {
                         instancePath: instancePath + '/spec/rollout/stages/' + i13,
                         schemaPath:
                           '#/properties/spec/properties/rollout/properties/stages/items/required',
@@ -15098,20 +15233,20 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.spec.properties.rollout.properties.stages.items,
-                        data: data103,
+                        data: data104,
                       };
                       if (vErrors === null) {
-                        vErrors = [err230];
+                        vErrors = [err234];
                       } else {
-                        vErrors.push(err230);
+                        vErrors.push(err234);
                       }
                       errors++;
                     }
-                    if (data103.name !== undefined) {
-                      let data104 = data103.name;
-                      if (typeof data104 === 'string') {
-                        if (func2(data104) > 63) {
-                          const err231 = {
+                    if (data104.name !== undefined) {
+                      let data105 = data104.name;
+                      if (typeof data105 === 'string') {
+                        if (func2(data105) > 63) {
+                          const err235 = {
                             instancePath: instancePath + '/spec/rollout/stages/' + i13 + '/name',
                             schemaPath:
                               '#/properties/spec/properties/rollout/properties/stages/items/properties/name/maxLength',
@@ -15122,17 +15257,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.rollout.properties.stages.items
                                 .properties.name,
-                            data: data104,
+                            data: data105,
                           };
                           if (vErrors === null) {
-                            vErrors = [err231];
+                            vErrors = [err235];
                           } else {
-                            vErrors.push(err231);
+                            vErrors.push(err235);
                           }
                           errors++;
                         }
-                        if (func2(data104) < 1) {
-                          const err232 = {
+                        if (func2(data105) < 1) {
+                          const err236 = {
                             instancePath: instancePath + '/spec/rollout/stages/' + i13 + '/name',
                             schemaPath:
                               '#/properties/spec/properties/rollout/properties/stages/items/properties/name/minLength',
@@ -15143,17 +15278,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.spec.properties.rollout.properties.stages.items
                                 .properties.name,
-                            data: data104,
+                            data: data105,
                           };
                           if (vErrors === null) {
-                            vErrors = [err232];
+                            vErrors = [err236];
                           } else {
-                            vErrors.push(err232);
+                            vErrors.push(err236);
                           }
                           errors++;
                         }
                       } else {
-                        const err233 = {
+                        const err237 = {
                           instancePath: instancePath + '/spec/rollout/stages/' + i13 + '/name',
                           schemaPath:
                             '#/properties/spec/properties/rollout/properties/stages/items/properties/name/type',
@@ -15166,26 +15301,26 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.name,
-                          data: data104,
+                          data: data105,
                         };
                         if (vErrors === null) {
-                          vErrors = [err233];
+                          vErrors = [err237];
                         } else {
-                          vErrors.push(err233);
+                          vErrors.push(err237);
                         }
                         errors++;
                       }
                     }
-                    if (data103.namespaceSelector !== undefined) {
-                      let data105 = data103.namespaceSelector;
-                      if (data105 && typeof data105 == 'object' && !Array.isArray(data105)) {
-                        if (data105.matchLabels !== undefined) {
-                          let data106 = data105.matchLabels;
-                          if (data106 && typeof data106 == 'object' && !Array.isArray(data106)) {
-                            for (const key2 in data106) {
-                              let data107 = data106[key2];
-                              if (typeof data107 !== 'string') {
-                                const err234 = {
+                    if (data104.namespaceSelector !== undefined) {
+                      let data106 = data104.namespaceSelector;
+                      if (data106 && typeof data106 == 'object' && !Array.isArray(data106)) {
+                        if (data106.matchLabels !== undefined) {
+                          let data107 = data106.matchLabels;
+                          if (data107 && typeof data107 == 'object' && !Array.isArray(data107)) {
+                            for (const key2 in data107) {
+                              let data108 = data107[key2];
+                              if (typeof data108 !== 'string') {
+                                const err238 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -15205,18 +15340,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.namespaceSelector.properties.matchLabels
                                       .additionalProperties,
-                                  data: data107,
+                                  data: data108,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err234];
+                                  vErrors = [err238];
                                 } else {
-                                  vErrors.push(err234);
+                                  vErrors.push(err238);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err235 = {
+                            const err239 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -15233,29 +15368,29 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.namespaceSelector.properties.matchLabels,
-                              data: data106,
+                              data: data107,
                             };
                             if (vErrors === null) {
-                              vErrors = [err235];
+                              vErrors = [err239];
                             } else {
-                              vErrors.push(err235);
+                              vErrors.push(err239);
                             }
                             errors++;
                           }
                         }
-                        if (data105.matchExpressions !== undefined) {
-                          let data108 = data105.matchExpressions;
-                          if (Array.isArray(data108)) {
-                            const len14 = data108.length;
+                        if (data106.matchExpressions !== undefined) {
+                          let data109 = data106.matchExpressions;
+                          if (Array.isArray(data109)) {
+                            const len14 = data109.length;
                             for (let i14 = 0; i14 < len14; i14++) {
-                              let data109 = data108[i14];
+                              let data110 = data109[i14];
                               if (
-                                data109 &&
-                                typeof data109 == 'object' &&
-                                !Array.isArray(data109)
+                                data110 &&
+                                typeof data110 == 'object' &&
+                                !Array.isArray(data110)
                               ) {
-                                if (data109.key === undefined) {
-                                  const err236 = {
+                                if (data110.key === undefined) {
+                                  const err240 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -15275,17 +15410,17 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.namespaceSelector.properties
                                         .matchExpressions.items,
-                                    data: data109,
+                                    data: data110,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err236];
+                                    vErrors = [err240];
                                   } else {
-                                    vErrors.push(err236);
+                                    vErrors.push(err240);
                                   }
                                   errors++;
                                 }
-                                if (data109.operator === undefined) {
-                                  const err237 = {
+                                if (data110.operator === undefined) {
+                                  const err241 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -15305,19 +15440,19 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.namespaceSelector.properties
                                         .matchExpressions.items,
-                                    data: data109,
+                                    data: data110,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err237];
+                                    vErrors = [err241];
                                   } else {
-                                    vErrors.push(err237);
+                                    vErrors.push(err241);
                                   }
                                   errors++;
                                 }
-                                if (data109.key !== undefined) {
-                                  let data110 = data109.key;
-                                  if (typeof data110 !== 'string') {
-                                    const err238 = {
+                                if (data110.key !== undefined) {
+                                  let data111 = data110.key;
+                                  if (typeof data111 !== 'string') {
+                                    const err242 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15338,20 +15473,20 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.key,
-                                      data: data110,
+                                      data: data111,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err238];
+                                      vErrors = [err242];
                                     } else {
-                                      vErrors.push(err238);
+                                      vErrors.push(err242);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data109.operator !== undefined) {
-                                  let data111 = data109.operator;
-                                  if (typeof data111 !== 'string') {
-                                    const err239 = {
+                                if (data110.operator !== undefined) {
+                                  let data112 = data110.operator;
+                                  if (typeof data112 !== 'string') {
+                                    const err243 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15372,22 +15507,22 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data111,
+                                      data: data112,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err239];
+                                      vErrors = [err243];
                                     } else {
-                                      vErrors.push(err239);
+                                      vErrors.push(err243);
                                     }
                                     errors++;
                                   }
                                   if (!(
-                                    data111 === 'In' ||
-                                    data111 === 'NotIn' ||
-                                    data111 === 'Exists' ||
-                                    data111 === 'DoesNotExist'
+                                    data112 === 'In' ||
+                                    data112 === 'NotIn' ||
+                                    data112 === 'Exists' ||
+                                    data112 === 'DoesNotExist'
                                   )) {
-                                    const err240 = {
+                                    const err244 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15413,24 +15548,24 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data111,
+                                      data: data112,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err240];
+                                      vErrors = [err244];
                                     } else {
-                                      vErrors.push(err240);
+                                      vErrors.push(err244);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data109.values !== undefined) {
-                                  let data112 = data109.values;
-                                  if (Array.isArray(data112)) {
-                                    const len15 = data112.length;
+                                if (data110.values !== undefined) {
+                                  let data113 = data110.values;
+                                  if (Array.isArray(data113)) {
+                                    const len15 = data113.length;
                                     for (let i15 = 0; i15 < len15; i15++) {
-                                      let data113 = data112[i15];
-                                      if (typeof data113 !== 'string') {
-                                        const err241 = {
+                                      let data114 = data113[i15];
+                                      if (typeof data114 !== 'string') {
+                                        const err245 = {
                                           instancePath:
                                             instancePath +
                                             '/spec/rollout/stages/' +
@@ -15452,18 +15587,18 @@ function validate13(
                                             schema14.properties.spec.properties.rollout.properties
                                               .stages.items.properties.namespaceSelector.properties
                                               .matchExpressions.items.properties.values.items,
-                                          data: data113,
+                                          data: data114,
                                         };
                                         if (vErrors === null) {
-                                          vErrors = [err241];
+                                          vErrors = [err245];
                                         } else {
-                                          vErrors.push(err241);
+                                          vErrors.push(err245);
                                         }
                                         errors++;
                                       }
                                     }
                                   } else {
-                                    const err242 = {
+                                    const err246 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15484,18 +15619,18 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.namespaceSelector.properties
                                           .matchExpressions.items.properties.values,
-                                      data: data112,
+                                      data: data113,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err242];
+                                      vErrors = [err246];
                                     } else {
-                                      vErrors.push(err242);
+                                      vErrors.push(err246);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err243 = {
+                                const err247 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -15515,18 +15650,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.namespaceSelector.properties
                                       .matchExpressions.items,
-                                  data: data109,
+                                  data: data110,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err243];
+                                  vErrors = [err247];
                                 } else {
-                                  vErrors.push(err243);
+                                  vErrors.push(err247);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err244 = {
+                            const err248 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -15543,18 +15678,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.namespaceSelector.properties.matchExpressions,
-                              data: data108,
+                              data: data109,
                             };
                             if (vErrors === null) {
-                              vErrors = [err244];
+                              vErrors = [err248];
                             } else {
-                              vErrors.push(err244);
+                              vErrors.push(err248);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err245 = {
+                        const err249 = {
                           instancePath:
                             instancePath + '/spec/rollout/stages/' + i13 + '/namespaceSelector',
                           schemaPath:
@@ -15568,26 +15703,26 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.namespaceSelector,
-                          data: data105,
+                          data: data106,
                         };
                         if (vErrors === null) {
-                          vErrors = [err245];
+                          vErrors = [err249];
                         } else {
-                          vErrors.push(err245);
+                          vErrors.push(err249);
                         }
                         errors++;
                       }
                     }
-                    if (data103.instanceSelector !== undefined) {
-                      let data114 = data103.instanceSelector;
-                      if (data114 && typeof data114 == 'object' && !Array.isArray(data114)) {
-                        if (data114.matchLabels !== undefined) {
-                          let data115 = data114.matchLabels;
-                          if (data115 && typeof data115 == 'object' && !Array.isArray(data115)) {
-                            for (const key3 in data115) {
-                              let data116 = data115[key3];
-                              if (typeof data116 !== 'string') {
-                                const err246 = {
+                    if (data104.instanceSelector !== undefined) {
+                      let data115 = data104.instanceSelector;
+                      if (data115 && typeof data115 == 'object' && !Array.isArray(data115)) {
+                        if (data115.matchLabels !== undefined) {
+                          let data116 = data115.matchLabels;
+                          if (data116 && typeof data116 == 'object' && !Array.isArray(data116)) {
+                            for (const key3 in data116) {
+                              let data117 = data116[key3];
+                              if (typeof data117 !== 'string') {
+                                const err250 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -15607,18 +15742,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.instanceSelector.properties.matchLabels
                                       .additionalProperties,
-                                  data: data116,
+                                  data: data117,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err246];
+                                  vErrors = [err250];
                                 } else {
-                                  vErrors.push(err246);
+                                  vErrors.push(err250);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err247 = {
+                            const err251 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -15635,29 +15770,29 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.instanceSelector.properties.matchLabels,
-                              data: data115,
+                              data: data116,
                             };
                             if (vErrors === null) {
-                              vErrors = [err247];
+                              vErrors = [err251];
                             } else {
-                              vErrors.push(err247);
+                              vErrors.push(err251);
                             }
                             errors++;
                           }
                         }
-                        if (data114.matchExpressions !== undefined) {
-                          let data117 = data114.matchExpressions;
-                          if (Array.isArray(data117)) {
-                            const len16 = data117.length;
+                        if (data115.matchExpressions !== undefined) {
+                          let data118 = data115.matchExpressions;
+                          if (Array.isArray(data118)) {
+                            const len16 = data118.length;
                             for (let i16 = 0; i16 < len16; i16++) {
-                              let data118 = data117[i16];
+                              let data119 = data118[i16];
                               if (
-                                data118 &&
-                                typeof data118 == 'object' &&
-                                !Array.isArray(data118)
+                                data119 &&
+                                typeof data119 == 'object' &&
+                                !Array.isArray(data119)
                               ) {
-                                if (data118.key === undefined) {
-                                  const err248 = {
+                                if (data119.key === undefined) {
+                                  const err252 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -15677,17 +15812,17 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.instanceSelector.properties
                                         .matchExpressions.items,
-                                    data: data118,
+                                    data: data119,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err248];
+                                    vErrors = [err252];
                                   } else {
-                                    vErrors.push(err248);
+                                    vErrors.push(err252);
                                   }
                                   errors++;
                                 }
-                                if (data118.operator === undefined) {
-                                  const err249 = {
+                                if (data119.operator === undefined) {
+                                  const err253 = {
                                     instancePath:
                                       instancePath +
                                       '/spec/rollout/stages/' +
@@ -15707,19 +15842,19 @@ function validate13(
                                       schema14.properties.spec.properties.rollout.properties.stages
                                         .items.properties.instanceSelector.properties
                                         .matchExpressions.items,
-                                    data: data118,
+                                    data: data119,
                                   };
                                   if (vErrors === null) {
-                                    vErrors = [err249];
+                                    vErrors = [err253];
                                   } else {
-                                    vErrors.push(err249);
+                                    vErrors.push(err253);
                                   }
                                   errors++;
                                 }
-                                if (data118.key !== undefined) {
-                                  let data119 = data118.key;
-                                  if (typeof data119 !== 'string') {
-                                    const err250 = {
+                                if (data119.key !== undefined) {
+                                  let data120 = data119.key;
+                                  if (typeof data120 !== 'string') {
+                                    const err254 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15740,20 +15875,20 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.key,
-                                      data: data119,
+                                      data: data120,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err250];
+                                      vErrors = [err254];
                                     } else {
-                                      vErrors.push(err250);
+                                      vErrors.push(err254);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data118.operator !== undefined) {
-                                  let data120 = data118.operator;
-                                  if (typeof data120 !== 'string') {
-                                    const err251 = {
+                                if (data119.operator !== undefined) {
+                                  let data121 = data119.operator;
+                                  if (typeof data121 !== 'string') {
+                                    const err255 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15774,22 +15909,22 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data120,
+                                      data: data121,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err251];
+                                      vErrors = [err255];
                                     } else {
-                                      vErrors.push(err251);
+                                      vErrors.push(err255);
                                     }
                                     errors++;
                                   }
                                   if (!(
-                                    data120 === 'In' ||
-                                    data120 === 'NotIn' ||
-                                    data120 === 'Exists' ||
-                                    data120 === 'DoesNotExist'
+                                    data121 === 'In' ||
+                                    data121 === 'NotIn' ||
+                                    data121 === 'Exists' ||
+                                    data121 === 'DoesNotExist'
                                   )) {
-                                    const err252 = {
+                                    const err256 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15815,24 +15950,24 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.operator,
-                                      data: data120,
+                                      data: data121,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err252];
+                                      vErrors = [err256];
                                     } else {
-                                      vErrors.push(err252);
+                                      vErrors.push(err256);
                                     }
                                     errors++;
                                   }
                                 }
-                                if (data118.values !== undefined) {
-                                  let data121 = data118.values;
-                                  if (Array.isArray(data121)) {
-                                    const len17 = data121.length;
+                                if (data119.values !== undefined) {
+                                  let data122 = data119.values;
+                                  if (Array.isArray(data122)) {
+                                    const len17 = data122.length;
                                     for (let i17 = 0; i17 < len17; i17++) {
-                                      let data122 = data121[i17];
-                                      if (typeof data122 !== 'string') {
-                                        const err253 = {
+                                      let data123 = data122[i17];
+                                      if (typeof data123 !== 'string') {
+                                        const err257 = {
                                           instancePath:
                                             instancePath +
                                             '/spec/rollout/stages/' +
@@ -15854,18 +15989,18 @@ function validate13(
                                             schema14.properties.spec.properties.rollout.properties
                                               .stages.items.properties.instanceSelector.properties
                                               .matchExpressions.items.properties.values.items,
-                                          data: data122,
+                                          data: data123,
                                         };
                                         if (vErrors === null) {
-                                          vErrors = [err253];
+                                          vErrors = [err257];
                                         } else {
-                                          vErrors.push(err253);
+                                          vErrors.push(err257);
                                         }
                                         errors++;
                                       }
                                     }
                                   } else {
-                                    const err254 = {
+                                    const err258 = {
                                       instancePath:
                                         instancePath +
                                         '/spec/rollout/stages/' +
@@ -15886,18 +16021,18 @@ function validate13(
                                         schema14.properties.spec.properties.rollout.properties
                                           .stages.items.properties.instanceSelector.properties
                                           .matchExpressions.items.properties.values,
-                                      data: data121,
+                                      data: data122,
                                     };
                                     if (vErrors === null) {
-                                      vErrors = [err254];
+                                      vErrors = [err258];
                                     } else {
-                                      vErrors.push(err254);
+                                      vErrors.push(err258);
                                     }
                                     errors++;
                                   }
                                 }
                               } else {
-                                const err255 = {
+                                const err259 = {
                                   instancePath:
                                     instancePath +
                                     '/spec/rollout/stages/' +
@@ -15917,18 +16052,18 @@ function validate13(
                                     schema14.properties.spec.properties.rollout.properties.stages
                                       .items.properties.instanceSelector.properties.matchExpressions
                                       .items,
-                                  data: data118,
+                                  data: data119,
                                 };
                                 if (vErrors === null) {
-                                  vErrors = [err255];
+                                  vErrors = [err259];
                                 } else {
-                                  vErrors.push(err255);
+                                  vErrors.push(err259);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err256 = {
+                            const err260 = {
                               instancePath:
                                 instancePath +
                                 '/spec/rollout/stages/' +
@@ -15945,18 +16080,18 @@ function validate13(
                               parentSchema:
                                 schema14.properties.spec.properties.rollout.properties.stages.items
                                   .properties.instanceSelector.properties.matchExpressions,
-                              data: data117,
+                              data: data118,
                             };
                             if (vErrors === null) {
-                              vErrors = [err256];
+                              vErrors = [err260];
                             } else {
-                              vErrors.push(err256);
+                              vErrors.push(err260);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err257 = {
+                        const err261 = {
                           instancePath:
                             instancePath + '/spec/rollout/stages/' + i13 + '/instanceSelector',
                           schemaPath:
@@ -15970,18 +16105,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.spec.properties.rollout.properties.stages.items
                               .properties.instanceSelector,
-                          data: data114,
+                          data: data115,
                         };
                         if (vErrors === null) {
-                          vErrors = [err257];
+                          vErrors = [err261];
                         } else {
-                          vErrors.push(err257);
+                          vErrors.push(err261);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err258 = {
+                    const err262 = {
                       instancePath: instancePath + '/spec/rollout/stages/' + i13,
                       schemaPath:
                         '#/properties/spec/properties/rollout/properties/stages/items/type',
@@ -15992,18 +16127,18 @@ function validate13(
                         schema14.properties.spec.properties.rollout.properties.stages.items.type,
                       parentSchema:
                         schema14.properties.spec.properties.rollout.properties.stages.items,
-                      data: data103,
+                      data: data104,
                     };
                     if (vErrors === null) {
-                      vErrors = [err258];
+                      vErrors = [err262];
                     } else {
-                      vErrors.push(err258);
+                      vErrors.push(err262);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err259 = {
+                const err263 = {
                   instancePath: instancePath + '/spec/rollout/stages',
                   schemaPath: '#/properties/spec/properties/rollout/properties/stages/type',
                   keyword: 'type',
@@ -16011,18 +16146,18 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.spec.properties.rollout.properties.stages.type,
                   parentSchema: schema14.properties.spec.properties.rollout.properties.stages,
-                  data: data102,
+                  data: data103,
                 };
                 if (vErrors === null) {
-                  vErrors = [err259];
+                  vErrors = [err263];
                 } else {
-                  vErrors.push(err259);
+                  vErrors.push(err263);
                 }
                 errors++;
               }
             }
           } else {
-            const err260 = {
+            const err264 = {
               instancePath: instancePath + '/spec/rollout',
               schemaPath: '#/properties/spec/properties/rollout/type',
               keyword: 'type',
@@ -16030,18 +16165,18 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.spec.properties.rollout.type,
               parentSchema: schema14.properties.spec.properties.rollout,
-              data: data97,
+              data: data98,
             };
             if (vErrors === null) {
-              vErrors = [err260];
+              vErrors = [err264];
             } else {
-              vErrors.push(err260);
+              vErrors.push(err264);
             }
             errors++;
           }
         }
       } else {
-        const err261 = {
+        const err265 = {
           instancePath: instancePath + '/spec',
           schemaPath: '#/properties/spec/type',
           keyword: 'type',
@@ -16052,25 +16187,25 @@ function validate13(
           data: data3,
         };
         if (vErrors === null) {
-          vErrors = [err261];
+          vErrors = [err265];
         } else {
-          vErrors.push(err261);
+          vErrors.push(err265);
         }
         errors++;
       }
     }
     if (data.status !== undefined) {
-      let data123 = data.status;
-      if (data123 && typeof data123 == 'object' && !Array.isArray(data123)) {
-        if (data123.observedGeneration !== undefined) {
-          let data124 = data123.observedGeneration;
+      let data124 = data.status;
+      if (data124 && typeof data124 == 'object' && !Array.isArray(data124)) {
+        if (data124.observedGeneration !== undefined) {
+          let data125 = data124.observedGeneration;
           if (!(
-            typeof data124 == 'number' &&
-            !(data124 % 1) &&
-            !isNaN(data124) &&
-            isFinite(data124)
+            typeof data125 == 'number' &&
+            !(data125 % 1) &&
+            !isNaN(data125) &&
+            isFinite(data125)
           )) {
-            const err262 = {
+            const err266 = {
               instancePath: instancePath + '/status/observedGeneration',
               schemaPath: '#/properties/status/properties/observedGeneration/type',
               keyword: 'type',
@@ -16078,92 +16213,7 @@ function validate13(
               message: 'must be integer',
               schema: schema14.properties.status.properties.observedGeneration.type,
               parentSchema: schema14.properties.status.properties.observedGeneration,
-              data: data124,
-            };
-            if (vErrors === null) {
-              vErrors = [err262];
-            } else {
-              vErrors.push(err262);
-            }
-            errors++;
-          }
-          if (typeof data124 == 'number' && isFinite(data124)) {
-            if (!formats0.validate(data124)) {
-              const err263 = {
-                instancePath: instancePath + '/status/observedGeneration',
-                schemaPath: '#/properties/status/properties/observedGeneration/format',
-                keyword: 'format',
-                params: { format: 'int64' },
-                message: 'must match format "' + 'int64' + '"',
-                schema: 'int64',
-                parentSchema: schema14.properties.status.properties.observedGeneration,
-                data: data124,
-              };
-              if (vErrors === null) {
-                vErrors = [err263];
-              } else {
-                vErrors.push(err263);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data123.phase !== undefined) {
-          let data125 = data123.phase;
-          if (typeof data125 !== 'string') {
-            const err264 = {
-              instancePath: instancePath + '/status/phase',
-              schemaPath: '#/properties/status/properties/phase/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema14.properties.status.properties.phase.type,
-              parentSchema: schema14.properties.status.properties.phase,
               data: data125,
-            };
-            if (vErrors === null) {
-              vErrors = [err264];
-            } else {
-              vErrors.push(err264);
-            }
-            errors++;
-          }
-          if (!(data125 === 'Valid' || data125 === 'Invalid' || data125 === 'Error')) {
-            const err265 = {
-              instancePath: instancePath + '/status/phase',
-              schemaPath: '#/properties/status/properties/phase/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema14.properties.status.properties.phase.enum },
-              message: 'must be equal to one of the allowed values',
-              schema: schema14.properties.status.properties.phase.enum,
-              parentSchema: schema14.properties.status.properties.phase,
-              data: data125,
-            };
-            if (vErrors === null) {
-              vErrors = [err265];
-            } else {
-              vErrors.push(err265);
-            }
-            errors++;
-          }
-        }
-        if (data123.latestRevision !== undefined) {
-          let data126 = data123.latestRevision;
-          if (!(
-            typeof data126 == 'number' &&
-            !(data126 % 1) &&
-            !isNaN(data126) &&
-            isFinite(data126)
-          )) {
-            const err266 = {
-              instancePath: instancePath + '/status/latestRevision',
-              schemaPath: '#/properties/status/properties/latestRevision/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-              schema: schema14.properties.status.properties.latestRevision.type,
-              parentSchema: schema14.properties.status.properties.latestRevision,
-              data: data126,
             };
             if (vErrors === null) {
               vErrors = [err266];
@@ -16172,17 +16222,17 @@ function validate13(
             }
             errors++;
           }
-          if (typeof data126 == 'number' && isFinite(data126)) {
-            if (!formats0.validate(data126)) {
+          if (typeof data125 == 'number' && isFinite(data125)) {
+            if (!formats0.validate(data125)) {
               const err267 = {
-                instancePath: instancePath + '/status/latestRevision',
-                schemaPath: '#/properties/status/properties/latestRevision/format',
+                instancePath: instancePath + '/status/observedGeneration',
+                schemaPath: '#/properties/status/properties/observedGeneration/format',
                 keyword: 'format',
                 params: { format: 'int64' },
                 message: 'must match format "' + 'int64' + '"',
                 schema: 'int64',
-                parentSchema: schema14.properties.status.properties.latestRevision,
-                data: data126,
+                parentSchema: schema14.properties.status.properties.observedGeneration,
+                data: data125,
               };
               if (vErrors === null) {
                 vErrors = [err267];
@@ -16193,11 +16243,96 @@ function validate13(
             }
           }
         }
-        if (data123.revisions !== undefined) {
-          let data127 = data123.revisions;
-          if (Array.isArray(data127)) {
-            if (data127.length > 1000) {
-              const err268 = {
+        if (data124.phase !== undefined) {
+          let data126 = data124.phase;
+          if (typeof data126 !== 'string') {
+            const err268 = {
+              instancePath: instancePath + '/status/phase',
+              schemaPath: '#/properties/status/properties/phase/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema14.properties.status.properties.phase.type,
+              parentSchema: schema14.properties.status.properties.phase,
+              data: data126,
+            };
+            if (vErrors === null) {
+              vErrors = [err268];
+            } else {
+              vErrors.push(err268);
+            }
+            errors++;
+          }
+          if (!(data126 === 'Valid' || data126 === 'Invalid' || data126 === 'Error')) {
+            const err269 = {
+              instancePath: instancePath + '/status/phase',
+              schemaPath: '#/properties/status/properties/phase/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema14.properties.status.properties.phase.enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema14.properties.status.properties.phase.enum,
+              parentSchema: schema14.properties.status.properties.phase,
+              data: data126,
+            };
+            if (vErrors === null) {
+              vErrors = [err269];
+            } else {
+              vErrors.push(err269);
+            }
+            errors++;
+          }
+        }
+        if (data124.latestRevision !== undefined) {
+          let data127 = data124.latestRevision;
+          if (!(
+            typeof data127 == 'number' &&
+            !(data127 % 1) &&
+            !isNaN(data127) &&
+            isFinite(data127)
+          )) {
+            const err270 = {
+              instancePath: instancePath + '/status/latestRevision',
+              schemaPath: '#/properties/status/properties/latestRevision/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema14.properties.status.properties.latestRevision.type,
+              parentSchema: schema14.properties.status.properties.latestRevision,
+              data: data127,
+            };
+            if (vErrors === null) {
+              vErrors = [err270];
+            } else {
+              vErrors.push(err270);
+            }
+            errors++;
+          }
+          if (typeof data127 == 'number' && isFinite(data127)) {
+            if (!formats0.validate(data127)) {
+              const err271 = {
+                instancePath: instancePath + '/status/latestRevision',
+                schemaPath: '#/properties/status/properties/latestRevision/format',
+                keyword: 'format',
+                params: { format: 'int64' },
+                message: 'must match format "' + 'int64' + '"',
+                schema: 'int64',
+                parentSchema: schema14.properties.status.properties.latestRevision,
+                data: data127,
+              };
+              if (vErrors === null) {
+                vErrors = [err271];
+              } else {
+                vErrors.push(err271);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data124.revisions !== undefined) {
+          let data128 = data124.revisions;
+          if (Array.isArray(data128)) {
+            if (data128.length > 1000) {
+              const err272 = {
                 instancePath: instancePath + '/status/revisions',
                 schemaPath: '#/properties/status/properties/revisions/maxItems',
                 keyword: 'maxItems',
@@ -16205,21 +16340,21 @@ function validate13(
                 message: 'must NOT have more than 1000 items',
                 schema: 1000,
                 parentSchema: schema14.properties.status.properties.revisions,
-                data: data127,
+                data: data128,
               };
               if (vErrors === null) {
-                vErrors = [err268];
+                vErrors = [err272];
               } else {
-                vErrors.push(err268);
+                vErrors.push(err272);
               }
               errors++;
             }
-            const len18 = data127.length;
+            const len18 = data128.length;
             for (let i18 = 0; i18 < len18; i18++) {
-              let data128 = data127[i18];
-              if (data128 && typeof data128 == 'object' && !Array.isArray(data128)) {
-                if (data128.revision === undefined) {
-                  const err269 = {
+              let data129 = data128[i18];
+              if (data129 && typeof data129 == 'object' && !Array.isArray(data129)) {
+                if (data129.revision === undefined) {
+                  const err273 = {
                     instancePath: instancePath + '/status/revisions/' + i18,
                     schemaPath: '#/properties/status/properties/revisions/items/required',
                     keyword: 'required',
@@ -16227,24 +16362,24 @@ function validate13(
                     message: "must have required property '" + 'revision' + "'",
                     schema: schema14.properties.status.properties.revisions.items.required,
                     parentSchema: schema14.properties.status.properties.revisions.items,
-                    data: data128,
+                    data: data129,
                   };
                   if (vErrors === null) {
-                    vErrors = [err269];
+                    vErrors = [err273];
                   } else {
-                    vErrors.push(err269);
+                    vErrors.push(err273);
                   }
                   errors++;
                 }
-                if (data128.revision !== undefined) {
-                  let data129 = data128.revision;
+                if (data129.revision !== undefined) {
+                  let data130 = data129.revision;
                   if (!(
-                    typeof data129 == 'number' &&
-                    !(data129 % 1) &&
-                    !isNaN(data129) &&
-                    isFinite(data129)
+                    typeof data130 == 'number' &&
+                    !(data130 % 1) &&
+                    !isNaN(data130) &&
+                    isFinite(data130)
                   )) {
-                    const err270 = {
+                    const err274 = {
                       instancePath: instancePath + '/status/revisions/' + i18 + '/revision',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/revision/type',
@@ -16256,18 +16391,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.revision,
-                      data: data129,
+                      data: data130,
                     };
                     if (vErrors === null) {
-                      vErrors = [err270];
+                      vErrors = [err274];
                     } else {
-                      vErrors.push(err270);
+                      vErrors.push(err274);
                     }
                     errors++;
                   }
-                  if (typeof data129 == 'number' && isFinite(data129)) {
-                    if (!formats0.validate(data129)) {
-                      const err271 = {
+                  if (typeof data130 == 'number' && isFinite(data130)) {
+                    if (!formats0.validate(data130)) {
+                      const err275 = {
                         instancePath: instancePath + '/status/revisions/' + i18 + '/revision',
                         schemaPath:
                           '#/properties/status/properties/revisions/items/properties/revision/format',
@@ -16277,21 +16412,21 @@ function validate13(
                         schema: 'int64',
                         parentSchema:
                           schema14.properties.status.properties.revisions.items.properties.revision,
-                        data: data129,
+                        data: data130,
                       };
                       if (vErrors === null) {
-                        vErrors = [err271];
+                        vErrors = [err275];
                       } else {
-                        vErrors.push(err271);
+                        vErrors.push(err275);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data128.hash !== undefined) {
-                  let data130 = data128.hash;
-                  if (typeof data130 !== 'string') {
-                    const err272 = {
+                if (data129.hash !== undefined) {
+                  let data131 = data129.hash;
+                  if (typeof data131 !== 'string') {
+                    const err276 = {
                       instancePath: instancePath + '/status/revisions/' + i18 + '/hash',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/hash/type',
@@ -16302,25 +16437,25 @@ function validate13(
                         schema14.properties.status.properties.revisions.items.properties.hash.type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.hash,
-                      data: data130,
+                      data: data131,
                     };
                     if (vErrors === null) {
-                      vErrors = [err272];
+                      vErrors = [err276];
                     } else {
-                      vErrors.push(err272);
+                      vErrors.push(err276);
                     }
                     errors++;
                   }
                 }
-                if (data128.pinned !== undefined) {
-                  let data131 = data128.pinned;
+                if (data129.pinned !== undefined) {
+                  let data132 = data129.pinned;
                   if (!(
-                    typeof data131 == 'number' &&
-                    !(data131 % 1) &&
-                    !isNaN(data131) &&
-                    isFinite(data131)
+                    typeof data132 == 'number' &&
+                    !(data132 % 1) &&
+                    !isNaN(data132) &&
+                    isFinite(data132)
                   )) {
-                    const err273 = {
+                    const err277 = {
                       instancePath: instancePath + '/status/revisions/' + i18 + '/pinned',
                       schemaPath:
                         '#/properties/status/properties/revisions/items/properties/pinned/type',
@@ -16332,18 +16467,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.revisions.items.properties.pinned,
-                      data: data131,
+                      data: data132,
                     };
                     if (vErrors === null) {
-                      vErrors = [err273];
+                      vErrors = [err277];
                     } else {
-                      vErrors.push(err273);
+                      vErrors.push(err277);
                     }
                     errors++;
                   }
-                  if (typeof data131 == 'number' && isFinite(data131)) {
-                    if (!formats0.validate(data131)) {
-                      const err274 = {
+                  if (typeof data132 == 'number' && isFinite(data132)) {
+                    if (!formats0.validate(data132)) {
+                      const err278 = {
                         instancePath: instancePath + '/status/revisions/' + i18 + '/pinned',
                         schemaPath:
                           '#/properties/status/properties/revisions/items/properties/pinned/format',
@@ -16353,19 +16488,19 @@ function validate13(
                         schema: 'int64',
                         parentSchema:
                           schema14.properties.status.properties.revisions.items.properties.pinned,
-                        data: data131,
+                        data: data132,
                       };
                       if (vErrors === null) {
-                        vErrors = [err274];
+                        vErrors = [err278];
                       } else {
-                        vErrors.push(err274);
+                        vErrors.push(err278);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err275 = {
+                const err279 = {
                   instancePath: instancePath + '/status/revisions/' + i18,
                   schemaPath: '#/properties/status/properties/revisions/items/type',
                   keyword: 'type',
@@ -16373,104 +16508,7 @@ function validate13(
                   message: 'must be object',
                   schema: schema14.properties.status.properties.revisions.items.type,
                   parentSchema: schema14.properties.status.properties.revisions.items,
-                  data: data128,
-                };
-                if (vErrors === null) {
-                  vErrors = [err275];
-                } else {
-                  vErrors.push(err275);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err276 = {
-              instancePath: instancePath + '/status/revisions',
-              schemaPath: '#/properties/status/properties/revisions/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-              schema: schema14.properties.status.properties.revisions.type,
-              parentSchema: schema14.properties.status.properties.revisions,
-              data: data127,
-            };
-            if (vErrors === null) {
-              vErrors = [err276];
-            } else {
-              vErrors.push(err276);
-            }
-            errors++;
-          }
-        }
-        if (data123.rollout !== undefined) {
-          let data132 = data123.rollout;
-          if (data132 && typeof data132 == 'object' && !Array.isArray(data132)) {
-            if (data132.revision !== undefined) {
-              let data133 = data132.revision;
-              if (!(
-                typeof data133 == 'number' &&
-                !(data133 % 1) &&
-                !isNaN(data133) &&
-                isFinite(data133)
-              )) {
-                const err277 = {
-                  instancePath: instancePath + '/status/rollout/revision',
-                  schemaPath: '#/properties/status/properties/rollout/properties/revision/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.revision.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.revision,
-                  data: data133,
-                };
-                if (vErrors === null) {
-                  vErrors = [err277];
-                } else {
-                  vErrors.push(err277);
-                }
-                errors++;
-              }
-              if (typeof data133 == 'number' && isFinite(data133)) {
-                if (!formats0.validate(data133)) {
-                  const err278 = {
-                    instancePath: instancePath + '/status/rollout/revision',
-                    schemaPath: '#/properties/status/properties/rollout/properties/revision/format',
-                    keyword: 'format',
-                    params: { format: 'int64' },
-                    message: 'must match format "' + 'int64' + '"',
-                    schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.revision,
-                    data: data133,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err278];
-                  } else {
-                    vErrors.push(err278);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data132.stableRevision !== undefined) {
-              let data134 = data132.stableRevision;
-              if (!(
-                typeof data134 == 'number' &&
-                !(data134 % 1) &&
-                !isNaN(data134) &&
-                isFinite(data134)
-              )) {
-                const err279 = {
-                  instancePath: instancePath + '/status/rollout/stableRevision',
-                  schemaPath:
-                    '#/properties/status/properties/rollout/properties/stableRevision/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema:
-                    schema14.properties.status.properties.rollout.properties.stableRevision.type,
-                  parentSchema:
-                    schema14.properties.status.properties.rollout.properties.stableRevision,
-                  data: data134,
+                  data: data129,
                 };
                 if (vErrors === null) {
                   vErrors = [err279];
@@ -16479,46 +16517,46 @@ function validate13(
                 }
                 errors++;
               }
-              if (typeof data134 == 'number' && isFinite(data134)) {
-                if (!formats0.validate(data134)) {
-                  const err280 = {
-                    instancePath: instancePath + '/status/rollout/stableRevision',
-                    schemaPath:
-                      '#/properties/status/properties/rollout/properties/stableRevision/format',
-                    keyword: 'format',
-                    params: { format: 'int64' },
-                    message: 'must match format "' + 'int64' + '"',
-                    schema: 'int64',
-                    parentSchema:
-                      schema14.properties.status.properties.rollout.properties.stableRevision,
-                    data: data134,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err280];
-                  } else {
-                    vErrors.push(err280);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data132.stage !== undefined) {
-              let data135 = data132.stage;
+          } else {
+            const err280 = {
+              instancePath: instancePath + '/status/revisions',
+              schemaPath: '#/properties/status/properties/revisions/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+              schema: schema14.properties.status.properties.revisions.type,
+              parentSchema: schema14.properties.status.properties.revisions,
+              data: data128,
+            };
+            if (vErrors === null) {
+              vErrors = [err280];
+            } else {
+              vErrors.push(err280);
+            }
+            errors++;
+          }
+        }
+        if (data124.rollout !== undefined) {
+          let data133 = data124.rollout;
+          if (data133 && typeof data133 == 'object' && !Array.isArray(data133)) {
+            if (data133.revision !== undefined) {
+              let data134 = data133.revision;
               if (!(
-                typeof data135 == 'number' &&
-                !(data135 % 1) &&
-                !isNaN(data135) &&
-                isFinite(data135)
+                typeof data134 == 'number' &&
+                !(data134 % 1) &&
+                !isNaN(data134) &&
+                isFinite(data134)
               )) {
                 const err281 = {
-                  instancePath: instancePath + '/status/rollout/stage',
-                  schemaPath: '#/properties/status/properties/rollout/properties/stage/type',
+                  instancePath: instancePath + '/status/rollout/revision',
+                  schemaPath: '#/properties/status/properties/rollout/properties/revision/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.stage.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.stage,
-                  data: data135,
+                  schema: schema14.properties.status.properties.rollout.properties.revision.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.revision,
+                  data: data134,
                 };
                 if (vErrors === null) {
                   vErrors = [err281];
@@ -16527,17 +16565,17 @@ function validate13(
                 }
                 errors++;
               }
-              if (typeof data135 == 'number' && isFinite(data135)) {
-                if (!formats0.validate(data135)) {
+              if (typeof data134 == 'number' && isFinite(data134)) {
+                if (!formats0.validate(data134)) {
                   const err282 = {
-                    instancePath: instancePath + '/status/rollout/stage',
-                    schemaPath: '#/properties/status/properties/rollout/properties/stage/format',
+                    instancePath: instancePath + '/status/rollout/revision',
+                    schemaPath: '#/properties/status/properties/rollout/properties/revision/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.stage,
-                    data: data135,
+                    parentSchema: schema14.properties.status.properties.rollout.properties.revision,
+                    data: data134,
                   };
                   if (vErrors === null) {
                     vErrors = [err282];
@@ -16548,18 +16586,26 @@ function validate13(
                 }
               }
             }
-            if (data132.stageName !== undefined) {
-              let data136 = data132.stageName;
-              if (typeof data136 !== 'string') {
+            if (data133.stableRevision !== undefined) {
+              let data135 = data133.stableRevision;
+              if (!(
+                typeof data135 == 'number' &&
+                !(data135 % 1) &&
+                !isNaN(data135) &&
+                isFinite(data135)
+              )) {
                 const err283 = {
-                  instancePath: instancePath + '/status/rollout/stageName',
-                  schemaPath: '#/properties/status/properties/rollout/properties/stageName/type',
+                  instancePath: instancePath + '/status/rollout/stableRevision',
+                  schemaPath:
+                    '#/properties/status/properties/rollout/properties/stableRevision/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema14.properties.status.properties.rollout.properties.stageName.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.stageName,
-                  data: data136,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema:
+                    schema14.properties.status.properties.rollout.properties.stableRevision.type,
+                  parentSchema:
+                    schema14.properties.status.properties.rollout.properties.stableRevision,
+                  data: data135,
                 };
                 if (vErrors === null) {
                   vErrors = [err283];
@@ -16568,91 +16614,87 @@ function validate13(
                 }
                 errors++;
               }
-            }
-            if (data132.admitted !== undefined) {
-              let data137 = data132.admitted;
-              if (!(
-                typeof data137 == 'number' &&
-                !(data137 % 1) &&
-                !isNaN(data137) &&
-                isFinite(data137)
-              )) {
-                const err284 = {
-                  instancePath: instancePath + '/status/rollout/admitted',
-                  schemaPath: '#/properties/status/properties/rollout/properties/admitted/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.admitted.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
-                  data: data137,
-                };
-                if (vErrors === null) {
-                  vErrors = [err284];
-                } else {
-                  vErrors.push(err284);
-                }
-                errors++;
-              }
-              if (typeof data137 == 'number' && isFinite(data137)) {
-                if (!formats0.validate(data137)) {
-                  const err285 = {
-                    instancePath: instancePath + '/status/rollout/admitted',
-                    schemaPath: '#/properties/status/properties/rollout/properties/admitted/format',
+              if (typeof data135 == 'number' && isFinite(data135)) {
+                if (!formats0.validate(data135)) {
+                  const err284 = {
+                    instancePath: instancePath + '/status/rollout/stableRevision',
+                    schemaPath:
+                      '#/properties/status/properties/rollout/properties/stableRevision/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
-                    data: data137,
+                    parentSchema:
+                      schema14.properties.status.properties.rollout.properties.stableRevision,
+                    data: data135,
                   };
                   if (vErrors === null) {
-                    vErrors = [err285];
+                    vErrors = [err284];
                   } else {
-                    vErrors.push(err285);
+                    vErrors.push(err284);
                   }
                   errors++;
                 }
               }
             }
-            if (data132.phase !== undefined) {
-              let data138 = data132.phase;
-              if (typeof data138 !== 'string') {
-                const err286 = {
-                  instancePath: instancePath + '/status/rollout/phase',
-                  schemaPath: '#/properties/status/properties/rollout/properties/phase/type',
+            if (data133.stage !== undefined) {
+              let data136 = data133.stage;
+              if (!(
+                typeof data136 == 'number' &&
+                !(data136 % 1) &&
+                !isNaN(data136) &&
+                isFinite(data136)
+              )) {
+                const err285 = {
+                  instancePath: instancePath + '/status/rollout/stage',
+                  schemaPath: '#/properties/status/properties/rollout/properties/stage/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema14.properties.status.properties.rollout.properties.phase.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.phase,
-                  data: data138,
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.rollout.properties.stage.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.stage,
+                  data: data136,
                 };
                 if (vErrors === null) {
-                  vErrors = [err286];
+                  vErrors = [err285];
                 } else {
-                  vErrors.push(err286);
+                  vErrors.push(err285);
                 }
                 errors++;
               }
-              if (!(
-                data138 === 'Preflight' ||
-                data138 === 'Progressing' ||
-                data138 === 'Halted' ||
-                data138 === 'Complete'
-              )) {
+              if (typeof data136 == 'number' && isFinite(data136)) {
+                if (!formats0.validate(data136)) {
+                  const err286 = {
+                    instancePath: instancePath + '/status/rollout/stage',
+                    schemaPath: '#/properties/status/properties/rollout/properties/stage/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.rollout.properties.stage,
+                    data: data136,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err286];
+                  } else {
+                    vErrors.push(err286);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data133.stageName !== undefined) {
+              let data137 = data133.stageName;
+              if (typeof data137 !== 'string') {
                 const err287 = {
-                  instancePath: instancePath + '/status/rollout/phase',
-                  schemaPath: '#/properties/status/properties/rollout/properties/phase/enum',
-                  keyword: 'enum',
-                  params: {
-                    allowedValues:
-                      schema14.properties.status.properties.rollout.properties.phase.enum,
-                  },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema14.properties.status.properties.rollout.properties.phase.enum,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.phase,
-                  data: data138,
+                  instancePath: instancePath + '/status/rollout/stageName',
+                  schemaPath: '#/properties/status/properties/rollout/properties/stageName/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.status.properties.rollout.properties.stageName.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.stageName,
+                  data: data137,
                 };
                 if (vErrors === null) {
                   vErrors = [err287];
@@ -16662,23 +16704,23 @@ function validate13(
                 errors++;
               }
             }
-            if (data132.updated !== undefined) {
-              let data139 = data132.updated;
+            if (data133.admitted !== undefined) {
+              let data138 = data133.admitted;
               if (!(
-                typeof data139 == 'number' &&
-                !(data139 % 1) &&
-                !isNaN(data139) &&
-                isFinite(data139)
+                typeof data138 == 'number' &&
+                !(data138 % 1) &&
+                !isNaN(data138) &&
+                isFinite(data138)
               )) {
                 const err288 = {
-                  instancePath: instancePath + '/status/rollout/updated',
-                  schemaPath: '#/properties/status/properties/rollout/properties/updated/type',
+                  instancePath: instancePath + '/status/rollout/admitted',
+                  schemaPath: '#/properties/status/properties/rollout/properties/admitted/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.updated.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.updated,
-                  data: data139,
+                  schema: schema14.properties.status.properties.rollout.properties.admitted.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
+                  data: data138,
                 };
                 if (vErrors === null) {
                   vErrors = [err288];
@@ -16687,17 +16729,17 @@ function validate13(
                 }
                 errors++;
               }
-              if (typeof data139 == 'number' && isFinite(data139)) {
-                if (!formats0.validate(data139)) {
+              if (typeof data138 == 'number' && isFinite(data138)) {
+                if (!formats0.validate(data138)) {
                   const err289 = {
-                    instancePath: instancePath + '/status/rollout/updated',
-                    schemaPath: '#/properties/status/properties/rollout/properties/updated/format',
+                    instancePath: instancePath + '/status/rollout/admitted',
+                    schemaPath: '#/properties/status/properties/rollout/properties/admitted/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.rollout.properties.updated,
-                    data: data139,
+                    parentSchema: schema14.properties.status.properties.rollout.properties.admitted,
+                    data: data138,
                   };
                   if (vErrors === null) {
                     vErrors = [err289];
@@ -16708,23 +16750,18 @@ function validate13(
                 }
               }
             }
-            if (data132.total !== undefined) {
-              let data140 = data132.total;
-              if (!(
-                typeof data140 == 'number' &&
-                !(data140 % 1) &&
-                !isNaN(data140) &&
-                isFinite(data140)
-              )) {
+            if (data133.phase !== undefined) {
+              let data139 = data133.phase;
+              if (typeof data139 !== 'string') {
                 const err290 = {
-                  instancePath: instancePath + '/status/rollout/total',
-                  schemaPath: '#/properties/status/properties/rollout/properties/total/type',
+                  instancePath: instancePath + '/status/rollout/phase',
+                  schemaPath: '#/properties/status/properties/rollout/properties/phase/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema14.properties.status.properties.rollout.properties.total.type,
-                  parentSchema: schema14.properties.status.properties.rollout.properties.total,
-                  data: data140,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.status.properties.rollout.properties.phase.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.phase,
+                  data: data139,
                 };
                 if (vErrors === null) {
                   vErrors = [err290];
@@ -16733,9 +16770,107 @@ function validate13(
                 }
                 errors++;
               }
+              if (!(
+                data139 === 'Preflight' ||
+                data139 === 'Progressing' ||
+                data139 === 'Halted' ||
+                data139 === 'Complete'
+              )) {
+                const err291 = {
+                  instancePath: instancePath + '/status/rollout/phase',
+                  schemaPath: '#/properties/status/properties/rollout/properties/phase/enum',
+                  keyword: 'enum',
+                  params: {
+                    allowedValues:
+                      schema14.properties.status.properties.rollout.properties.phase.enum,
+                  },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema14.properties.status.properties.rollout.properties.phase.enum,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.phase,
+                  data: data139,
+                };
+                if (vErrors === null) {
+                  vErrors = [err291];
+                } else {
+                  vErrors.push(err291);
+                }
+                errors++;
+              }
+            }
+            if (data133.updated !== undefined) {
+              let data140 = data133.updated;
+              if (!(
+                typeof data140 == 'number' &&
+                !(data140 % 1) &&
+                !isNaN(data140) &&
+                isFinite(data140)
+              )) {
+                const err292 = {
+                  instancePath: instancePath + '/status/rollout/updated',
+                  schemaPath: '#/properties/status/properties/rollout/properties/updated/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.rollout.properties.updated.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.updated,
+                  data: data140,
+                };
+                if (vErrors === null) {
+                  vErrors = [err292];
+                } else {
+                  vErrors.push(err292);
+                }
+                errors++;
+              }
               if (typeof data140 == 'number' && isFinite(data140)) {
                 if (!formats0.validate(data140)) {
-                  const err291 = {
+                  const err293 = {
+                    instancePath: instancePath + '/status/rollout/updated',
+                    schemaPath: '#/properties/status/properties/rollout/properties/updated/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.rollout.properties.updated,
+                    data: data140,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err293];
+                  } else {
+                    vErrors.push(err293);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data133.total !== undefined) {
+              let data141 = data133.total;
+              if (!(
+                typeof data141 == 'number' &&
+                !(data141 % 1) &&
+                !isNaN(data141) &&
+                isFinite(data141)
+              )) {
+                const err294 = {
+                  instancePath: instancePath + '/status/rollout/total',
+                  schemaPath: '#/properties/status/properties/rollout/properties/total/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.rollout.properties.total.type,
+                  parentSchema: schema14.properties.status.properties.rollout.properties.total,
+                  data: data141,
+                };
+                if (vErrors === null) {
+                  vErrors = [err294];
+                } else {
+                  vErrors.push(err294);
+                }
+                errors++;
+              }
+              if (typeof data141 == 'number' && isFinite(data141)) {
+                if (!formats0.validate(data141)) {
+                  const err295 = {
                     instancePath: instancePath + '/status/rollout/total',
                     schemaPath: '#/properties/status/properties/rollout/properties/total/format',
                     keyword: 'format',
@@ -16743,22 +16878,22 @@ function validate13(
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
                     parentSchema: schema14.properties.status.properties.rollout.properties.total,
-                    data: data140,
+                    data: data141,
                   };
                   if (vErrors === null) {
-                    vErrors = [err291];
+                    vErrors = [err295];
                   } else {
-                    vErrors.push(err291);
+                    vErrors.push(err295);
                   }
                   errors++;
                 }
               }
             }
-            if (data132.failing !== undefined) {
-              let data141 = data132.failing;
-              if (Array.isArray(data141)) {
-                if (data141.length > 10) {
-                  const err292 = {
+            if (data133.failing !== undefined) {
+              let data142 = data133.failing;
+              if (Array.isArray(data142)) {
+                if (data142.length > 10) {
+                  const err296 = {
                     instancePath: instancePath + '/status/rollout/failing',
                     schemaPath:
                       '#/properties/status/properties/rollout/properties/failing/maxItems',
@@ -16767,20 +16902,20 @@ function validate13(
                     message: 'must NOT have more than 10 items',
                     schema: 10,
                     parentSchema: schema14.properties.status.properties.rollout.properties.failing,
-                    data: data141,
+                    data: data142,
                   };
                   if (vErrors === null) {
-                    vErrors = [err292];
+                    vErrors = [err296];
                   } else {
-                    vErrors.push(err292);
+                    vErrors.push(err296);
                   }
                   errors++;
                 }
-                const len19 = data141.length;
+                const len19 = data142.length;
                 for (let i19 = 0; i19 < len19; i19++) {
-                  let data142 = data141[i19];
-                  if (typeof data142 !== 'string') {
-                    const err293 = {
+                  let data143 = data142[i19];
+                  if (typeof data143 !== 'string') {
+                    const err297 = {
                       instancePath: instancePath + '/status/rollout/failing/' + i19,
                       schemaPath:
                         '#/properties/status/properties/rollout/properties/failing/items/type',
@@ -16791,18 +16926,18 @@ function validate13(
                         schema14.properties.status.properties.rollout.properties.failing.items.type,
                       parentSchema:
                         schema14.properties.status.properties.rollout.properties.failing.items,
-                      data: data142,
+                      data: data143,
                     };
                     if (vErrors === null) {
-                      vErrors = [err293];
+                      vErrors = [err297];
                     } else {
-                      vErrors.push(err293);
+                      vErrors.push(err297);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err294 = {
+                const err298 = {
                   instancePath: instancePath + '/status/rollout/failing',
                   schemaPath: '#/properties/status/properties/rollout/properties/failing/type',
                   keyword: 'type',
@@ -16810,20 +16945,20 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.status.properties.rollout.properties.failing.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.failing,
-                  data: data141,
+                  data: data142,
                 };
                 if (vErrors === null) {
-                  vErrors = [err294];
+                  vErrors = [err298];
                 } else {
-                  vErrors.push(err294);
+                  vErrors.push(err298);
                 }
                 errors++;
               }
             }
-            if (data132.resumed !== undefined) {
-              let data143 = data132.resumed;
-              if (typeof data143 !== 'boolean') {
-                const err295 = {
+            if (data133.resumed !== undefined) {
+              let data144 = data133.resumed;
+              if (typeof data144 !== 'boolean') {
+                const err299 = {
                   instancePath: instancePath + '/status/rollout/resumed',
                   schemaPath: '#/properties/status/properties/rollout/properties/resumed/type',
                   keyword: 'type',
@@ -16831,20 +16966,20 @@ function validate13(
                   message: 'must be boolean',
                   schema: schema14.properties.status.properties.rollout.properties.resumed.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.resumed,
-                  data: data143,
+                  data: data144,
                 };
                 if (vErrors === null) {
-                  vErrors = [err295];
+                  vErrors = [err299];
                 } else {
-                  vErrors.push(err295);
+                  vErrors.push(err299);
                 }
                 errors++;
               }
             }
-            if (data132.blockedByPreflight !== undefined) {
-              let data144 = data132.blockedByPreflight;
-              if (typeof data144 !== 'boolean') {
-                const err296 = {
+            if (data133.blockedByPreflight !== undefined) {
+              let data145 = data133.blockedByPreflight;
+              if (typeof data145 !== 'boolean') {
+                const err300 = {
                   instancePath: instancePath + '/status/rollout/blockedByPreflight',
                   schemaPath:
                     '#/properties/status/properties/rollout/properties/blockedByPreflight/type',
@@ -16856,21 +16991,21 @@ function validate13(
                       .type,
                   parentSchema:
                     schema14.properties.status.properties.rollout.properties.blockedByPreflight,
-                  data: data144,
+                  data: data145,
                 };
                 if (vErrors === null) {
-                  vErrors = [err296];
+                  vErrors = [err300];
                 } else {
-                  vErrors.push(err296);
+                  vErrors.push(err300);
                 }
                 errors++;
               }
             }
-            if (data132.message !== undefined) {
-              let data145 = data132.message;
-              if (typeof data145 === 'string') {
-                if (func2(data145) > 2048) {
-                  const err297 = {
+            if (data133.message !== undefined) {
+              let data146 = data133.message;
+              if (typeof data146 === 'string') {
+                if (func2(data146) > 2048) {
+                  const err301 = {
                     instancePath: instancePath + '/status/rollout/message',
                     schemaPath:
                       '#/properties/status/properties/rollout/properties/message/maxLength',
@@ -16879,17 +17014,17 @@ function validate13(
                     message: 'must NOT have more than 2048 characters',
                     schema: 2048,
                     parentSchema: schema14.properties.status.properties.rollout.properties.message,
-                    data: data145,
+                    data: data146,
                   };
                   if (vErrors === null) {
-                    vErrors = [err297];
+                    vErrors = [err301];
                   } else {
-                    vErrors.push(err297);
+                    vErrors.push(err301);
                   }
                   errors++;
                 }
               } else {
-                const err298 = {
+                const err302 = {
                   instancePath: instancePath + '/status/rollout/message',
                   schemaPath: '#/properties/status/properties/rollout/properties/message/type',
                   keyword: 'type',
@@ -16897,18 +17032,18 @@ function validate13(
                   message: 'must be string',
                   schema: schema14.properties.status.properties.rollout.properties.message.type,
                   parentSchema: schema14.properties.status.properties.rollout.properties.message,
-                  data: data145,
+                  data: data146,
                 };
                 if (vErrors === null) {
-                  vErrors = [err298];
+                  vErrors = [err302];
                 } else {
-                  vErrors.push(err298);
+                  vErrors.push(err302);
                 }
                 errors++;
               }
             }
           } else {
-            const err299 = {
+            const err303 = {
               instancePath: instancePath + '/status/rollout',
               schemaPath: '#/properties/status/properties/rollout/type',
               keyword: 'type',
@@ -16916,21 +17051,21 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.status.properties.rollout.type,
               parentSchema: schema14.properties.status.properties.rollout,
-              data: data132,
+              data: data133,
             };
             if (vErrors === null) {
-              vErrors = [err299];
+              vErrors = [err303];
             } else {
-              vErrors.push(err299);
+              vErrors.push(err303);
             }
             errors++;
           }
         }
-        if (data123.preflight !== undefined) {
-          let data146 = data123.preflight;
-          if (data146 && typeof data146 == 'object' && !Array.isArray(data146)) {
-            if (data146.revision === undefined) {
-              const err300 = {
+        if (data124.preflight !== undefined) {
+          let data147 = data124.preflight;
+          if (data147 && typeof data147 == 'object' && !Array.isArray(data147)) {
+            if (data147.revision === undefined) {
+              const err304 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
@@ -16938,79 +17073,7 @@ function validate13(
                 message: "must have required property '" + 'revision' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data146,
-              };
-              if (vErrors === null) {
-                vErrors = [err300];
-              } else {
-                vErrors.push(err300);
-              }
-              errors++;
-            }
-            if (data146.phase === undefined) {
-              const err301 = {
-                instancePath: instancePath + '/status/preflight',
-                schemaPath: '#/properties/status/properties/preflight/required',
-                keyword: 'required',
-                params: { missingProperty: 'phase' },
-                message: "must have required property '" + 'phase' + "'",
-                schema: schema14.properties.status.properties.preflight.required,
-                parentSchema: schema14.properties.status.properties.preflight,
-                data: data146,
-              };
-              if (vErrors === null) {
-                vErrors = [err301];
-              } else {
-                vErrors.push(err301);
-              }
-              errors++;
-            }
-            if (data146.total === undefined) {
-              const err302 = {
-                instancePath: instancePath + '/status/preflight',
-                schemaPath: '#/properties/status/properties/preflight/required',
-                keyword: 'required',
-                params: { missingProperty: 'total' },
-                message: "must have required property '" + 'total' + "'",
-                schema: schema14.properties.status.properties.preflight.required,
-                parentSchema: schema14.properties.status.properties.preflight,
-                data: data146,
-              };
-              if (vErrors === null) {
-                vErrors = [err302];
-              } else {
-                vErrors.push(err302);
-              }
-              errors++;
-            }
-            if (data146.changed === undefined) {
-              const err303 = {
-                instancePath: instancePath + '/status/preflight',
-                schemaPath: '#/properties/status/properties/preflight/required',
-                keyword: 'required',
-                params: { missingProperty: 'changed' },
-                message: "must have required property '" + 'changed' + "'",
-                schema: schema14.properties.status.properties.preflight.required,
-                parentSchema: schema14.properties.status.properties.preflight,
-                data: data146,
-              };
-              if (vErrors === null) {
-                vErrors = [err303];
-              } else {
-                vErrors.push(err303);
-              }
-              errors++;
-            }
-            if (data146.unchanged === undefined) {
-              const err304 = {
-                instancePath: instancePath + '/status/preflight',
-                schemaPath: '#/properties/status/properties/preflight/required',
-                keyword: 'required',
-                params: { missingProperty: 'unchanged' },
-                message: "must have required property '" + 'unchanged' + "'",
-                schema: schema14.properties.status.properties.preflight.required,
-                parentSchema: schema14.properties.status.properties.preflight,
-                data: data146,
+                data: data147,
               };
               if (vErrors === null) {
                 vErrors = [err304];
@@ -17019,16 +17082,16 @@ function validate13(
               }
               errors++;
             }
-            if (data146.failed === undefined) {
+            if (data147.phase === undefined) {
               const err305 = {
                 instancePath: instancePath + '/status/preflight',
                 schemaPath: '#/properties/status/properties/preflight/required',
                 keyword: 'required',
-                params: { missingProperty: 'failed' },
-                message: "must have required property '" + 'failed' + "'",
+                params: { missingProperty: 'phase' },
+                message: "must have required property '" + 'phase' + "'",
                 schema: schema14.properties.status.properties.preflight.required,
                 parentSchema: schema14.properties.status.properties.preflight,
-                data: data146,
+                data: data147,
               };
               if (vErrors === null) {
                 vErrors = [err305];
@@ -17037,15 +17100,87 @@ function validate13(
               }
               errors++;
             }
-            if (data146.revision !== undefined) {
-              let data147 = data146.revision;
+            if (data147.total === undefined) {
+              const err306 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'total' },
+                message: "must have required property '" + 'total' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data147,
+              };
+              if (vErrors === null) {
+                vErrors = [err306];
+              } else {
+                vErrors.push(err306);
+              }
+              errors++;
+            }
+            if (data147.changed === undefined) {
+              const err307 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'changed' },
+                message: "must have required property '" + 'changed' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data147,
+              };
+              if (vErrors === null) {
+                vErrors = [err307];
+              } else {
+                vErrors.push(err307);
+              }
+              errors++;
+            }
+            if (data147.unchanged === undefined) {
+              const err308 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'unchanged' },
+                message: "must have required property '" + 'unchanged' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data147,
+              };
+              if (vErrors === null) {
+                vErrors = [err308];
+              } else {
+                vErrors.push(err308);
+              }
+              errors++;
+            }
+            if (data147.failed === undefined) {
+              const err309 = {
+                instancePath: instancePath + '/status/preflight',
+                schemaPath: '#/properties/status/properties/preflight/required',
+                keyword: 'required',
+                params: { missingProperty: 'failed' },
+                message: "must have required property '" + 'failed' + "'",
+                schema: schema14.properties.status.properties.preflight.required,
+                parentSchema: schema14.properties.status.properties.preflight,
+                data: data147,
+              };
+              if (vErrors === null) {
+                vErrors = [err309];
+              } else {
+                vErrors.push(err309);
+              }
+              errors++;
+            }
+            if (data147.revision !== undefined) {
+              let data148 = data147.revision;
               if (!(
-                typeof data147 == 'number' &&
-                !(data147 % 1) &&
-                !isNaN(data147) &&
-                isFinite(data147)
+                typeof data148 == 'number' &&
+                !(data148 % 1) &&
+                !isNaN(data148) &&
+                isFinite(data148)
               )) {
-                const err306 = {
+                const err310 = {
                   instancePath: instancePath + '/status/preflight/revision',
                   schemaPath: '#/properties/status/properties/preflight/properties/revision/type',
                   keyword: 'type',
@@ -17053,18 +17188,18 @@ function validate13(
                   message: 'must be integer',
                   schema: schema14.properties.status.properties.preflight.properties.revision.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.revision,
-                  data: data147,
+                  data: data148,
                 };
                 if (vErrors === null) {
-                  vErrors = [err306];
+                  vErrors = [err310];
                 } else {
-                  vErrors.push(err306);
+                  vErrors.push(err310);
                 }
                 errors++;
               }
-              if (typeof data147 == 'number' && isFinite(data147)) {
-                if (!formats0.validate(data147)) {
-                  const err307 = {
+              if (typeof data148 == 'number' && isFinite(data148)) {
+                if (!formats0.validate(data148)) {
+                  const err311 = {
                     instancePath: instancePath + '/status/preflight/revision',
                     schemaPath:
                       '#/properties/status/properties/preflight/properties/revision/format',
@@ -17074,95 +17209,7 @@ function validate13(
                     schema: 'int64',
                     parentSchema:
                       schema14.properties.status.properties.preflight.properties.revision,
-                    data: data147,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err307];
-                  } else {
-                    vErrors.push(err307);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data146.phase !== undefined) {
-              let data148 = data146.phase;
-              if (typeof data148 !== 'string') {
-                const err308 = {
-                  instancePath: instancePath + '/status/preflight/phase',
-                  schemaPath: '#/properties/status/properties/preflight/properties/phase/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema14.properties.status.properties.preflight.properties.phase.type,
-                  parentSchema: schema14.properties.status.properties.preflight.properties.phase,
-                  data: data148,
-                };
-                if (vErrors === null) {
-                  vErrors = [err308];
-                } else {
-                  vErrors.push(err308);
-                }
-                errors++;
-              }
-              if (!(data148 === 'Running' || data148 === 'Passed' || data148 === 'Failed')) {
-                const err309 = {
-                  instancePath: instancePath + '/status/preflight/phase',
-                  schemaPath: '#/properties/status/properties/preflight/properties/phase/enum',
-                  keyword: 'enum',
-                  params: {
-                    allowedValues:
-                      schema14.properties.status.properties.preflight.properties.phase.enum,
-                  },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema14.properties.status.properties.preflight.properties.phase.enum,
-                  parentSchema: schema14.properties.status.properties.preflight.properties.phase,
-                  data: data148,
-                };
-                if (vErrors === null) {
-                  vErrors = [err309];
-                } else {
-                  vErrors.push(err309);
-                }
-                errors++;
-              }
-            }
-            if (data146.total !== undefined) {
-              let data149 = data146.total;
-              if (!(
-                typeof data149 == 'number' &&
-                !(data149 % 1) &&
-                !isNaN(data149) &&
-                isFinite(data149)
-              )) {
-                const err310 = {
-                  instancePath: instancePath + '/status/preflight/total',
-                  schemaPath: '#/properties/status/properties/preflight/properties/total/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema14.properties.status.properties.preflight.properties.total.type,
-                  parentSchema: schema14.properties.status.properties.preflight.properties.total,
-                  data: data149,
-                };
-                if (vErrors === null) {
-                  vErrors = [err310];
-                } else {
-                  vErrors.push(err310);
-                }
-                errors++;
-              }
-              if (typeof data149 == 'number' && isFinite(data149)) {
-                if (!formats0.validate(data149)) {
-                  const err311 = {
-                    instancePath: instancePath + '/status/preflight/total',
-                    schemaPath: '#/properties/status/properties/preflight/properties/total/format',
-                    keyword: 'format',
-                    params: { format: 'int64' },
-                    message: 'must match format "' + 'int64' + '"',
-                    schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.preflight.properties.total,
-                    data: data149,
+                    data: data148,
                   };
                   if (vErrors === null) {
                     vErrors = [err311];
@@ -17173,23 +17220,18 @@ function validate13(
                 }
               }
             }
-            if (data146.changed !== undefined) {
-              let data150 = data146.changed;
-              if (!(
-                typeof data150 == 'number' &&
-                !(data150 % 1) &&
-                !isNaN(data150) &&
-                isFinite(data150)
-              )) {
+            if (data147.phase !== undefined) {
+              let data149 = data147.phase;
+              if (typeof data149 !== 'string') {
                 const err312 = {
-                  instancePath: instancePath + '/status/preflight/changed',
-                  schemaPath: '#/properties/status/properties/preflight/properties/changed/type',
+                  instancePath: instancePath + '/status/preflight/phase',
+                  schemaPath: '#/properties/status/properties/preflight/properties/phase/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema14.properties.status.properties.preflight.properties.changed.type,
-                  parentSchema: schema14.properties.status.properties.preflight.properties.changed,
-                  data: data150,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema14.properties.status.properties.preflight.properties.phase.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.phase,
+                  data: data149,
                 };
                 if (vErrors === null) {
                   vErrors = [err312];
@@ -17198,47 +17240,45 @@ function validate13(
                 }
                 errors++;
               }
-              if (typeof data150 == 'number' && isFinite(data150)) {
-                if (!formats0.validate(data150)) {
-                  const err313 = {
-                    instancePath: instancePath + '/status/preflight/changed',
-                    schemaPath:
-                      '#/properties/status/properties/preflight/properties/changed/format',
-                    keyword: 'format',
-                    params: { format: 'int64' },
-                    message: 'must match format "' + 'int64' + '"',
-                    schema: 'int64',
-                    parentSchema:
-                      schema14.properties.status.properties.preflight.properties.changed,
-                    data: data150,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err313];
-                  } else {
-                    vErrors.push(err313);
-                  }
-                  errors++;
+              if (!(data149 === 'Running' || data149 === 'Passed' || data149 === 'Failed')) {
+                const err313 = {
+                  instancePath: instancePath + '/status/preflight/phase',
+                  schemaPath: '#/properties/status/properties/preflight/properties/phase/enum',
+                  keyword: 'enum',
+                  params: {
+                    allowedValues:
+                      schema14.properties.status.properties.preflight.properties.phase.enum,
+                  },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema14.properties.status.properties.preflight.properties.phase.enum,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.phase,
+                  data: data149,
+                };
+                if (vErrors === null) {
+                  vErrors = [err313];
+                } else {
+                  vErrors.push(err313);
                 }
+                errors++;
               }
             }
-            if (data146.unchanged !== undefined) {
-              let data151 = data146.unchanged;
+            if (data147.total !== undefined) {
+              let data150 = data147.total;
               if (!(
-                typeof data151 == 'number' &&
-                !(data151 % 1) &&
-                !isNaN(data151) &&
-                isFinite(data151)
+                typeof data150 == 'number' &&
+                !(data150 % 1) &&
+                !isNaN(data150) &&
+                isFinite(data150)
               )) {
                 const err314 = {
-                  instancePath: instancePath + '/status/preflight/unchanged',
-                  schemaPath: '#/properties/status/properties/preflight/properties/unchanged/type',
+                  instancePath: instancePath + '/status/preflight/total',
+                  schemaPath: '#/properties/status/properties/preflight/properties/total/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema14.properties.status.properties.preflight.properties.unchanged.type,
-                  parentSchema:
-                    schema14.properties.status.properties.preflight.properties.unchanged,
-                  data: data151,
+                  schema: schema14.properties.status.properties.preflight.properties.total.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.total,
+                  data: data150,
                 };
                 if (vErrors === null) {
                   vErrors = [err314];
@@ -17247,19 +17287,17 @@ function validate13(
                 }
                 errors++;
               }
-              if (typeof data151 == 'number' && isFinite(data151)) {
-                if (!formats0.validate(data151)) {
+              if (typeof data150 == 'number' && isFinite(data150)) {
+                if (!formats0.validate(data150)) {
                   const err315 = {
-                    instancePath: instancePath + '/status/preflight/unchanged',
-                    schemaPath:
-                      '#/properties/status/properties/preflight/properties/unchanged/format',
+                    instancePath: instancePath + '/status/preflight/total',
+                    schemaPath: '#/properties/status/properties/preflight/properties/total/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema:
-                      schema14.properties.status.properties.preflight.properties.unchanged,
-                    data: data151,
+                    parentSchema: schema14.properties.status.properties.preflight.properties.total,
+                    data: data150,
                   };
                   if (vErrors === null) {
                     vErrors = [err315];
@@ -17270,23 +17308,23 @@ function validate13(
                 }
               }
             }
-            if (data146.failed !== undefined) {
-              let data152 = data146.failed;
+            if (data147.changed !== undefined) {
+              let data151 = data147.changed;
               if (!(
-                typeof data152 == 'number' &&
-                !(data152 % 1) &&
-                !isNaN(data152) &&
-                isFinite(data152)
+                typeof data151 == 'number' &&
+                !(data151 % 1) &&
+                !isNaN(data151) &&
+                isFinite(data151)
               )) {
                 const err316 = {
-                  instancePath: instancePath + '/status/preflight/failed',
-                  schemaPath: '#/properties/status/properties/preflight/properties/failed/type',
+                  instancePath: instancePath + '/status/preflight/changed',
+                  schemaPath: '#/properties/status/properties/preflight/properties/changed/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema14.properties.status.properties.preflight.properties.failed.type,
-                  parentSchema: schema14.properties.status.properties.preflight.properties.failed,
-                  data: data152,
+                  schema: schema14.properties.status.properties.preflight.properties.changed.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.changed,
+                  data: data151,
                 };
                 if (vErrors === null) {
                   vErrors = [err316];
@@ -17295,17 +17333,19 @@ function validate13(
                 }
                 errors++;
               }
-              if (typeof data152 == 'number' && isFinite(data152)) {
-                if (!formats0.validate(data152)) {
+              if (typeof data151 == 'number' && isFinite(data151)) {
+                if (!formats0.validate(data151)) {
                   const err317 = {
-                    instancePath: instancePath + '/status/preflight/failed',
-                    schemaPath: '#/properties/status/properties/preflight/properties/failed/format',
+                    instancePath: instancePath + '/status/preflight/changed',
+                    schemaPath:
+                      '#/properties/status/properties/preflight/properties/changed/format',
                     keyword: 'format',
                     params: { format: 'int64' },
                     message: 'must match format "' + 'int64' + '"',
                     schema: 'int64',
-                    parentSchema: schema14.properties.status.properties.preflight.properties.failed,
-                    data: data152,
+                    parentSchema:
+                      schema14.properties.status.properties.preflight.properties.changed,
+                    data: data151,
                   };
                   if (vErrors === null) {
                     vErrors = [err317];
@@ -17316,11 +17356,106 @@ function validate13(
                 }
               }
             }
-            if (data146.failing !== undefined) {
-              let data153 = data146.failing;
-              if (Array.isArray(data153)) {
-                if (data153.length > 10) {
-                  const err318 = {
+            if (data147.unchanged !== undefined) {
+              let data152 = data147.unchanged;
+              if (!(
+                typeof data152 == 'number' &&
+                !(data152 % 1) &&
+                !isNaN(data152) &&
+                isFinite(data152)
+              )) {
+                const err318 = {
+                  instancePath: instancePath + '/status/preflight/unchanged',
+                  schemaPath: '#/properties/status/properties/preflight/properties/unchanged/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.preflight.properties.unchanged.type,
+                  parentSchema:
+                    schema14.properties.status.properties.preflight.properties.unchanged,
+                  data: data152,
+                };
+                if (vErrors === null) {
+                  vErrors = [err318];
+                } else {
+                  vErrors.push(err318);
+                }
+                errors++;
+              }
+              if (typeof data152 == 'number' && isFinite(data152)) {
+                if (!formats0.validate(data152)) {
+                  const err319 = {
+                    instancePath: instancePath + '/status/preflight/unchanged',
+                    schemaPath:
+                      '#/properties/status/properties/preflight/properties/unchanged/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema:
+                      schema14.properties.status.properties.preflight.properties.unchanged,
+                    data: data152,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err319];
+                  } else {
+                    vErrors.push(err319);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data147.failed !== undefined) {
+              let data153 = data147.failed;
+              if (!(
+                typeof data153 == 'number' &&
+                !(data153 % 1) &&
+                !isNaN(data153) &&
+                isFinite(data153)
+              )) {
+                const err320 = {
+                  instancePath: instancePath + '/status/preflight/failed',
+                  schemaPath: '#/properties/status/properties/preflight/properties/failed/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema14.properties.status.properties.preflight.properties.failed.type,
+                  parentSchema: schema14.properties.status.properties.preflight.properties.failed,
+                  data: data153,
+                };
+                if (vErrors === null) {
+                  vErrors = [err320];
+                } else {
+                  vErrors.push(err320);
+                }
+                errors++;
+              }
+              if (typeof data153 == 'number' && isFinite(data153)) {
+                if (!formats0.validate(data153)) {
+                  const err321 = {
+                    instancePath: instancePath + '/status/preflight/failed',
+                    schemaPath: '#/properties/status/properties/preflight/properties/failed/format',
+                    keyword: 'format',
+                    params: { format: 'int64' },
+                    message: 'must match format "' + 'int64' + '"',
+                    schema: 'int64',
+                    parentSchema: schema14.properties.status.properties.preflight.properties.failed,
+                    data: data153,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err321];
+                  } else {
+                    vErrors.push(err321);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data147.failing !== undefined) {
+              let data154 = data147.failing;
+              if (Array.isArray(data154)) {
+                if (data154.length > 10) {
+                  const err322 = {
                     instancePath: instancePath + '/status/preflight/failing',
                     schemaPath:
                       '#/properties/status/properties/preflight/properties/failing/maxItems',
@@ -17330,21 +17465,21 @@ function validate13(
                     schema: 10,
                     parentSchema:
                       schema14.properties.status.properties.preflight.properties.failing,
-                    data: data153,
+                    data: data154,
                   };
                   if (vErrors === null) {
-                    vErrors = [err318];
+                    vErrors = [err322];
                   } else {
-                    vErrors.push(err318);
+                    vErrors.push(err322);
                   }
                   errors++;
                 }
-                const len20 = data153.length;
+                const len20 = data154.length;
                 for (let i20 = 0; i20 < len20; i20++) {
-                  let data154 = data153[i20];
-                  if (data154 && typeof data154 == 'object' && !Array.isArray(data154)) {
-                    if (data154.instance === undefined) {
-                      const err319 = {
+                  let data155 = data154[i20];
+                  if (data155 && typeof data155 == 'object' && !Array.isArray(data155)) {
+                    if (data155.instance === undefined) {
+                      const err323 = {
                         instancePath: instancePath + '/status/preflight/failing/' + i20,
                         schemaPath:
                           '#/properties/status/properties/preflight/properties/failing/items/required',
@@ -17356,17 +17491,17 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.status.properties.preflight.properties.failing.items,
-                        data: data154,
+                        data: data155,
                       };
                       if (vErrors === null) {
-                        vErrors = [err319];
+                        vErrors = [err323];
                       } else {
-                        vErrors.push(err319);
+                        vErrors.push(err323);
                       }
                       errors++;
                     }
-                    if (data154.reason === undefined) {
-                      const err320 = {
+                    if (data155.reason === undefined) {
+                      const err324 = {
                         instancePath: instancePath + '/status/preflight/failing/' + i20,
                         schemaPath:
                           '#/properties/status/properties/preflight/properties/failing/items/required',
@@ -17378,20 +17513,20 @@ function validate13(
                             .required,
                         parentSchema:
                           schema14.properties.status.properties.preflight.properties.failing.items,
-                        data: data154,
+                        data: data155,
                       };
                       if (vErrors === null) {
-                        vErrors = [err320];
+                        vErrors = [err324];
                       } else {
-                        vErrors.push(err320);
+                        vErrors.push(err324);
                       }
                       errors++;
                     }
-                    if (data154.instance !== undefined) {
-                      let data155 = data154.instance;
-                      if (typeof data155 === 'string') {
-                        if (func2(data155) > 317) {
-                          const err321 = {
+                    if (data155.instance !== undefined) {
+                      let data156 = data155.instance;
+                      if (typeof data156 === 'string') {
+                        if (func2(data156) > 317) {
+                          const err325 = {
                             instancePath:
                               instancePath + '/status/preflight/failing/' + i20 + '/instance',
                             schemaPath:
@@ -17403,17 +17538,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.status.properties.preflight.properties.failing
                                 .items.properties.instance,
-                            data: data155,
+                            data: data156,
                           };
                           if (vErrors === null) {
-                            vErrors = [err321];
+                            vErrors = [err325];
                           } else {
-                            vErrors.push(err321);
+                            vErrors.push(err325);
                           }
                           errors++;
                         }
                       } else {
-                        const err322 = {
+                        const err326 = {
                           instancePath:
                             instancePath + '/status/preflight/failing/' + i20 + '/instance',
                           schemaPath:
@@ -17427,21 +17562,21 @@ function validate13(
                           parentSchema:
                             schema14.properties.status.properties.preflight.properties.failing.items
                               .properties.instance,
-                          data: data155,
+                          data: data156,
                         };
                         if (vErrors === null) {
-                          vErrors = [err322];
+                          vErrors = [err326];
                         } else {
-                          vErrors.push(err322);
+                          vErrors.push(err326);
                         }
                         errors++;
                       }
                     }
-                    if (data154.reason !== undefined) {
-                      let data156 = data154.reason;
-                      if (typeof data156 === 'string') {
-                        if (func2(data156) > 2048) {
-                          const err323 = {
+                    if (data155.reason !== undefined) {
+                      let data157 = data155.reason;
+                      if (typeof data157 === 'string') {
+                        if (func2(data157) > 2048) {
+                          const err327 = {
                             instancePath:
                               instancePath + '/status/preflight/failing/' + i20 + '/reason',
                             schemaPath:
@@ -17453,17 +17588,17 @@ function validate13(
                             parentSchema:
                               schema14.properties.status.properties.preflight.properties.failing
                                 .items.properties.reason,
-                            data: data156,
+                            data: data157,
                           };
                           if (vErrors === null) {
-                            vErrors = [err323];
+                            vErrors = [err327];
                           } else {
-                            vErrors.push(err323);
+                            vErrors.push(err327);
                           }
                           errors++;
                         }
                       } else {
-                        const err324 = {
+                        const err328 = {
                           instancePath:
                             instancePath + '/status/preflight/failing/' + i20 + '/reason',
                           schemaPath:
@@ -17477,18 +17612,18 @@ function validate13(
                           parentSchema:
                             schema14.properties.status.properties.preflight.properties.failing.items
                               .properties.reason,
-                          data: data156,
+                          data: data157,
                         };
                         if (vErrors === null) {
-                          vErrors = [err324];
+                          vErrors = [err328];
                         } else {
-                          vErrors.push(err324);
+                          vErrors.push(err328);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err325 = {
+                    const err329 = {
                       instancePath: instancePath + '/status/preflight/failing/' + i20,
                       schemaPath:
                         '#/properties/status/properties/preflight/properties/failing/items/type',
@@ -17500,18 +17635,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.preflight.properties.failing.items,
-                      data: data154,
+                      data: data155,
                     };
                     if (vErrors === null) {
-                      vErrors = [err325];
+                      vErrors = [err329];
                     } else {
-                      vErrors.push(err325);
+                      vErrors.push(err329);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err326 = {
+                const err330 = {
                   instancePath: instancePath + '/status/preflight/failing',
                   schemaPath: '#/properties/status/properties/preflight/properties/failing/type',
                   keyword: 'type',
@@ -17519,18 +17654,18 @@ function validate13(
                   message: 'must be array',
                   schema: schema14.properties.status.properties.preflight.properties.failing.type,
                   parentSchema: schema14.properties.status.properties.preflight.properties.failing,
-                  data: data153,
+                  data: data154,
                 };
                 if (vErrors === null) {
-                  vErrors = [err326];
+                  vErrors = [err330];
                 } else {
-                  vErrors.push(err326);
+                  vErrors.push(err330);
                 }
                 errors++;
               }
             }
           } else {
-            const err327 = {
+            const err331 = {
               instancePath: instancePath + '/status/preflight',
               schemaPath: '#/properties/status/properties/preflight/type',
               keyword: 'type',
@@ -17538,20 +17673,20 @@ function validate13(
               message: 'must be object',
               schema: schema14.properties.status.properties.preflight.type,
               parentSchema: schema14.properties.status.properties.preflight,
-              data: data146,
+              data: data147,
             };
             if (vErrors === null) {
-              vErrors = [err327];
+              vErrors = [err331];
             } else {
-              vErrors.push(err327);
+              vErrors.push(err331);
             }
             errors++;
           }
         }
-        if (data123.conditions !== undefined) {
-          let data157 = data123.conditions;
-          for (const duplicate2 of keyword25(data157)) {
-            const err328 = {
+        if (data124.conditions !== undefined) {
+          let data158 = data124.conditions;
+          for (const duplicate2 of keyword25(data158)) {
+            const err332 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/x-kubernetes-list-map-keys',
               keyword: 'x-kubernetes-list-map-keys',
@@ -17560,22 +17695,22 @@ function validate13(
               schema:
                 schema14.properties.status.properties.conditions['x-kubernetes-list-map-keys'],
               parentSchema: schema14.properties.status.properties.conditions,
-              data: data157,
+              data: data158,
             };
             if (vErrors === null) {
-              vErrors = [err328];
+              vErrors = [err332];
             } else {
-              vErrors.push(err328);
+              vErrors.push(err332);
             }
             errors++;
           }
-          if (Array.isArray(data157)) {
-            const len21 = data157.length;
+          if (Array.isArray(data158)) {
+            const len21 = data158.length;
             for (let i21 = 0; i21 < len21; i21++) {
-              let data158 = data157[i21];
-              if (data158 && typeof data158 == 'object' && !Array.isArray(data158)) {
-                if (data158.type === undefined) {
-                  const err329 = {
+              let data159 = data158[i21];
+              if (data159 && typeof data159 == 'object' && !Array.isArray(data159)) {
+                if (data159.type === undefined) {
+                  const err333 = {
                     instancePath: instancePath + '/status/conditions/' + i21,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
@@ -17583,79 +17718,7 @@ function validate13(
                     message: "must have required property '" + 'type' + "'",
                     schema: schema14.properties.status.properties.conditions.items.required,
                     parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data158,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err329];
-                  } else {
-                    vErrors.push(err329);
-                  }
-                  errors++;
-                }
-                if (data158.status === undefined) {
-                  const err330 = {
-                    instancePath: instancePath + '/status/conditions/' + i21,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'status' },
-                    message: "must have required property '" + 'status' + "'",
-                    schema: schema14.properties.status.properties.conditions.items.required,
-                    parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data158,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err330];
-                  } else {
-                    vErrors.push(err330);
-                  }
-                  errors++;
-                }
-                if (data158.lastTransitionTime === undefined) {
-                  const err331 = {
-                    instancePath: instancePath + '/status/conditions/' + i21,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'lastTransitionTime' },
-                    message: "must have required property '" + 'lastTransitionTime' + "'",
-                    schema: schema14.properties.status.properties.conditions.items.required,
-                    parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data158,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err331];
-                  } else {
-                    vErrors.push(err331);
-                  }
-                  errors++;
-                }
-                if (data158.reason === undefined) {
-                  const err332 = {
-                    instancePath: instancePath + '/status/conditions/' + i21,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'reason' },
-                    message: "must have required property '" + 'reason' + "'",
-                    schema: schema14.properties.status.properties.conditions.items.required,
-                    parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data158,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err332];
-                  } else {
-                    vErrors.push(err332);
-                  }
-                  errors++;
-                }
-                if (data158.message === undefined) {
-                  const err333 = {
-                    instancePath: instancePath + '/status/conditions/' + i21,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'message' },
-                    message: "must have required property '" + 'message' + "'",
-                    schema: schema14.properties.status.properties.conditions.items.required,
-                    parentSchema: schema14.properties.status.properties.conditions.items,
-                    data: data158,
+                    data: data159,
                   };
                   if (vErrors === null) {
                     vErrors = [err333];
@@ -17664,11 +17727,83 @@ function validate13(
                   }
                   errors++;
                 }
-                if (data158.type !== undefined) {
-                  let data159 = data158.type;
-                  if (typeof data159 === 'string') {
-                    if (func2(data159) > 316) {
-                      const err334 = {
+                if (data159.status === undefined) {
+                  const err334 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'status' },
+                    message: "must have required property '" + 'status' + "'",
+                    schema: schema14.properties.status.properties.conditions.items.required,
+                    parentSchema: schema14.properties.status.properties.conditions.items,
+                    data: data159,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err334];
+                  } else {
+                    vErrors.push(err334);
+                  }
+                  errors++;
+                }
+                if (data159.lastTransitionTime === undefined) {
+                  const err335 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'lastTransitionTime' },
+                    message: "must have required property '" + 'lastTransitionTime' + "'",
+                    schema: schema14.properties.status.properties.conditions.items.required,
+                    parentSchema: schema14.properties.status.properties.conditions.items,
+                    data: data159,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err335];
+                  } else {
+                    vErrors.push(err335);
+                  }
+                  errors++;
+                }
+                if (data159.reason === undefined) {
+                  const err336 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'reason' },
+                    message: "must have required property '" + 'reason' + "'",
+                    schema: schema14.properties.status.properties.conditions.items.required,
+                    parentSchema: schema14.properties.status.properties.conditions.items,
+                    data: data159,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err336];
+                  } else {
+                    vErrors.push(err336);
+                  }
+                  errors++;
+                }
+                if (data159.message === undefined) {
+                  const err337 = {
+                    instancePath: instancePath + '/status/conditions/' + i21,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'message' },
+                    message: "must have required property '" + 'message' + "'",
+                    schema: schema14.properties.status.properties.conditions.items.required,
+                    parentSchema: schema14.properties.status.properties.conditions.items,
+                    data: data159,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err337];
+                  } else {
+                    vErrors.push(err337);
+                  }
+                  errors++;
+                }
+                if (data159.type !== undefined) {
+                  let data160 = data159.type;
+                  if (typeof data160 === 'string') {
+                    if (func2(data160) > 316) {
+                      const err338 = {
                         instancePath: instancePath + '/status/conditions/' + i21 + '/type',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/type/maxLength',
@@ -17678,17 +17813,17 @@ function validate13(
                         schema: 316,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.type,
-                        data: data159,
+                        data: data160,
                       };
                       if (vErrors === null) {
-                        vErrors = [err334];
+                        vErrors = [err338];
                       } else {
-                        vErrors.push(err334);
+                        vErrors.push(err338);
                       }
                       errors++;
                     }
                   } else {
-                    const err335 = {
+                    const err339 = {
                       instancePath: instancePath + '/status/conditions/' + i21 + '/type',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/type/type',
@@ -17699,20 +17834,20 @@ function validate13(
                         schema14.properties.status.properties.conditions.items.properties.type.type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.type,
-                      data: data159,
+                      data: data160,
                     };
                     if (vErrors === null) {
-                      vErrors = [err335];
+                      vErrors = [err339];
                     } else {
-                      vErrors.push(err335);
+                      vErrors.push(err339);
                     }
                     errors++;
                   }
                 }
-                if (data158.status !== undefined) {
-                  let data160 = data158.status;
-                  if (typeof data160 !== 'string') {
-                    const err336 = {
+                if (data159.status !== undefined) {
+                  let data161 = data159.status;
+                  if (typeof data161 !== 'string') {
+                    const err340 = {
                       instancePath: instancePath + '/status/conditions/' + i21 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/type',
@@ -17724,17 +17859,17 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.status,
-                      data: data160,
+                      data: data161,
                     };
                     if (vErrors === null) {
-                      vErrors = [err336];
+                      vErrors = [err340];
                     } else {
-                      vErrors.push(err336);
+                      vErrors.push(err340);
                     }
                     errors++;
                   }
-                  if (!(data160 === 'True' || data160 === 'False' || data160 === 'Unknown')) {
-                    const err337 = {
+                  if (!(data161 === 'True' || data161 === 'False' || data161 === 'Unknown')) {
+                    const err341 = {
                       instancePath: instancePath + '/status/conditions/' + i21 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/enum',
@@ -17750,25 +17885,25 @@ function validate13(
                           .enum,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.status,
-                      data: data160,
+                      data: data161,
                     };
                     if (vErrors === null) {
-                      vErrors = [err337];
+                      vErrors = [err341];
                     } else {
-                      vErrors.push(err337);
+                      vErrors.push(err341);
                     }
                     errors++;
                   }
                 }
-                if (data158.observedGeneration !== undefined) {
-                  let data161 = data158.observedGeneration;
+                if (data159.observedGeneration !== undefined) {
+                  let data162 = data159.observedGeneration;
                   if (!(
-                    typeof data161 == 'number' &&
-                    !(data161 % 1) &&
-                    !isNaN(data161) &&
-                    isFinite(data161)
+                    typeof data162 == 'number' &&
+                    !(data162 % 1) &&
+                    !isNaN(data162) &&
+                    isFinite(data162)
                   )) {
-                    const err338 = {
+                    const err342 = {
                       instancePath:
                         instancePath + '/status/conditions/' + i21 + '/observedGeneration',
                       schemaPath:
@@ -17782,18 +17917,18 @@ function validate13(
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties
                           .observedGeneration,
-                      data: data161,
+                      data: data162,
                     };
                     if (vErrors === null) {
-                      vErrors = [err338];
+                      vErrors = [err342];
                     } else {
-                      vErrors.push(err338);
+                      vErrors.push(err342);
                     }
                     errors++;
                   }
-                  if (typeof data161 == 'number' && isFinite(data161)) {
-                    if (data161 < 0 || isNaN(data161)) {
-                      const err339 = {
+                  if (typeof data162 == 'number' && isFinite(data162)) {
+                    if (data162 < 0 || isNaN(data162)) {
+                      const err343 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i21 + '/observedGeneration',
                         schemaPath:
@@ -17805,17 +17940,17 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data161,
+                        data: data162,
                       };
                       if (vErrors === null) {
-                        vErrors = [err339];
+                        vErrors = [err343];
                       } else {
-                        vErrors.push(err339);
+                        vErrors.push(err343);
                       }
                       errors++;
                     }
-                    if (!formats0.validate(data161)) {
-                      const err340 = {
+                    if (!formats0.validate(data162)) {
+                      const err344 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i21 + '/observedGeneration',
                         schemaPath:
@@ -17827,22 +17962,22 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data161,
+                        data: data162,
                       };
                       if (vErrors === null) {
-                        vErrors = [err340];
+                        vErrors = [err344];
                       } else {
-                        vErrors.push(err340);
+                        vErrors.push(err344);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data158.lastTransitionTime !== undefined) {
-                  let data162 = data158.lastTransitionTime;
-                  if (typeof data162 === 'string') {
-                    if (!formats2.validate(data162)) {
-                      const err341 = {
+                if (data159.lastTransitionTime !== undefined) {
+                  let data163 = data159.lastTransitionTime;
+                  if (typeof data163 === 'string') {
+                    if (!formats2.validate(data163)) {
+                      const err345 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i21 + '/lastTransitionTime',
                         schemaPath:
@@ -17854,17 +17989,17 @@ function validate13(
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties
                             .lastTransitionTime,
-                        data: data162,
+                        data: data163,
                       };
                       if (vErrors === null) {
-                        vErrors = [err341];
+                        vErrors = [err345];
                       } else {
-                        vErrors.push(err341);
+                        vErrors.push(err345);
                       }
                       errors++;
                     }
                   } else {
-                    const err342 = {
+                    const err346 = {
                       instancePath:
                         instancePath + '/status/conditions/' + i21 + '/lastTransitionTime',
                       schemaPath:
@@ -17878,21 +18013,21 @@ function validate13(
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties
                           .lastTransitionTime,
-                      data: data162,
+                      data: data163,
                     };
                     if (vErrors === null) {
-                      vErrors = [err342];
+                      vErrors = [err346];
                     } else {
-                      vErrors.push(err342);
+                      vErrors.push(err346);
                     }
                     errors++;
                   }
                 }
-                if (data158.reason !== undefined) {
-                  let data163 = data158.reason;
-                  if (typeof data163 === 'string') {
-                    if (func2(data163) > 1024) {
-                      const err343 = {
+                if (data159.reason !== undefined) {
+                  let data164 = data159.reason;
+                  if (typeof data164 === 'string') {
+                    if (func2(data164) > 1024) {
+                      const err347 = {
                         instancePath: instancePath + '/status/conditions/' + i21 + '/reason',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/reason/maxLength',
@@ -17902,17 +18037,17 @@ function validate13(
                         schema: 1024,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.reason,
-                        data: data163,
+                        data: data164,
                       };
                       if (vErrors === null) {
-                        vErrors = [err343];
+                        vErrors = [err347];
                       } else {
-                        vErrors.push(err343);
+                        vErrors.push(err347);
                       }
                       errors++;
                     }
                   } else {
-                    const err344 = {
+                    const err348 = {
                       instancePath: instancePath + '/status/conditions/' + i21 + '/reason',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/reason/type',
@@ -17924,21 +18059,21 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.reason,
-                      data: data163,
+                      data: data164,
                     };
                     if (vErrors === null) {
-                      vErrors = [err344];
+                      vErrors = [err348];
                     } else {
-                      vErrors.push(err344);
+                      vErrors.push(err348);
                     }
                     errors++;
                   }
                 }
-                if (data158.message !== undefined) {
-                  let data164 = data158.message;
-                  if (typeof data164 === 'string') {
-                    if (func2(data164) > 32768) {
-                      const err345 = {
+                if (data159.message !== undefined) {
+                  let data165 = data159.message;
+                  if (typeof data165 === 'string') {
+                    if (func2(data165) > 32768) {
+                      const err349 = {
                         instancePath: instancePath + '/status/conditions/' + i21 + '/message',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/message/maxLength',
@@ -17948,17 +18083,17 @@ function validate13(
                         schema: 32768,
                         parentSchema:
                           schema14.properties.status.properties.conditions.items.properties.message,
-                        data: data164,
+                        data: data165,
                       };
                       if (vErrors === null) {
-                        vErrors = [err345];
+                        vErrors = [err349];
                       } else {
-                        vErrors.push(err345);
+                        vErrors.push(err349);
                       }
                       errors++;
                     }
                   } else {
-                    const err346 = {
+                    const err350 = {
                       instancePath: instancePath + '/status/conditions/' + i21 + '/message',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/message/type',
@@ -17970,18 +18105,18 @@ function validate13(
                           .type,
                       parentSchema:
                         schema14.properties.status.properties.conditions.items.properties.message,
-                      data: data164,
+                      data: data165,
                     };
                     if (vErrors === null) {
-                      vErrors = [err346];
+                      vErrors = [err350];
                     } else {
-                      vErrors.push(err346);
+                      vErrors.push(err350);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err347 = {
+                const err351 = {
                   instancePath: instancePath + '/status/conditions/' + i21,
                   schemaPath: '#/properties/status/properties/conditions/items/type',
                   keyword: 'type',
@@ -17989,18 +18124,18 @@ function validate13(
                   message: 'must be object',
                   schema: schema14.properties.status.properties.conditions.items.type,
                   parentSchema: schema14.properties.status.properties.conditions.items,
-                  data: data158,
+                  data: data159,
                 };
                 if (vErrors === null) {
-                  vErrors = [err347];
+                  vErrors = [err351];
                 } else {
-                  vErrors.push(err347);
+                  vErrors.push(err351);
                 }
                 errors++;
               }
             }
           } else {
-            const err348 = {
+            const err352 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/type',
               keyword: 'type',
@@ -18008,18 +18143,18 @@ function validate13(
               message: 'must be array',
               schema: schema14.properties.status.properties.conditions.type,
               parentSchema: schema14.properties.status.properties.conditions,
-              data: data157,
+              data: data158,
             };
             if (vErrors === null) {
-              vErrors = [err348];
+              vErrors = [err352];
             } else {
-              vErrors.push(err348);
+              vErrors.push(err352);
             }
             errors++;
           }
         }
       } else {
-        const err349 = {
+        const err353 = {
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/type',
           keyword: 'type',
@@ -18027,18 +18162,18 @@ function validate13(
           message: 'must be object',
           schema: schema14.properties.status.type,
           parentSchema: schema14.properties.status,
-          data: data123,
+          data: data124,
         };
         if (vErrors === null) {
-          vErrors = [err349];
+          vErrors = [err353];
         } else {
-          vErrors.push(err349);
+          vErrors.push(err353);
         }
         errors++;
       }
     }
   } else {
-    const err350 = {
+    const err354 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -18049,9 +18184,9 @@ function validate13(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err350];
+      vErrors = [err354];
     } else {
-      vErrors.push(err350);
+      vErrors.push(err354);
     }
     errors++;
   }

@@ -39,6 +39,11 @@ import { Redactor, type TaintedTexts } from '../redaction/redaction.ts';
 import { groupKind, kindsDeclaredBy, placeResources } from '../objects/resource-scope.ts';
 import type { KindScope, ObjectRef, SourcePort } from '../sources/source-port.ts';
 import { targetNamespaceRefusal } from '../shared/target-namespaces.ts';
+import {
+  actingIdentity,
+  formatServiceAccount,
+  type TenancyPolicy,
+} from '../shared/acting-identity.ts';
 import { templateRefOf } from '../shared/template-ref.ts';
 
 export interface InstanceInputs {
@@ -63,6 +68,11 @@ export interface InstanceInputs {
    * #26); without them, only the API server's dry run checks them.
    */
   schemas?: ObjectSchemas;
+  /**
+   * Who the Template's requests are made as (ADR 0035). Absent (the CLI): no one to check; the
+   * operator passes its policy, and a Template it cannot act for is refused here.
+   */
+  tenancy?: TenancyPolicy;
 }
 
 export interface InstanceEvaluation {
@@ -89,6 +99,8 @@ export interface InstanceEvaluation {
   redactor: Redactor;
   /** What the schema check did not check: one line per kind without a schema, and why. */
   notes: string[];
+  /** The ServiceAccount (`namespace/name`) the Template acts as, when it acts as one. */
+  actingAs?: string;
 }
 
 function renderContext(
@@ -223,6 +235,7 @@ export async function evaluateInstance(inputs: InstanceInputs): Promise<Instance
   const { notes } = rendered;
   conditions.push(draft(T.Rendered, true, R.Success, `rendered ${resources.length} resource(s)`));
   return {
+    ...actingAsOf(template, inputs.tenancy),
     conditions: redacted(conditions, redactor),
     ok: true,
     resolved: parameters,
@@ -384,7 +397,20 @@ function unresolvedTemplate(
       reason: R.RevisionNotFound,
       message: `revision ${inputs.missingRevision} of Template ${ref.namespace}/${ref.name} does not exist (see the Template's status.revisions for those kept)`,
     };
-  return inputs.template ? undefined : templateNotFound(ref);
+  if (!inputs.template) return templateNotFound(ref);
+  const identity = inputs.tenancy && actingIdentity(inputs.template, inputs.tenancy);
+  return identity && !identity.ok ? identity.problem : undefined;
+}
+
+/** The ServiceAccount (`namespace/name`) `template` acts as, if it acts as one. */
+function actingAsOf(
+  template: Template,
+  tenancy: TenancyPolicy | undefined,
+): Pick<InstanceEvaluation, 'actingAs'> {
+  const identity = tenancy && actingIdentity(template, tenancy);
+  return identity?.ok && identity.serviceAccount
+    ? { actingAs: formatServiceAccount(identity.serviceAccount) }
+    : {};
 }
 
 function templateNotFound(ref: { name: string; namespace: string }): Problem {

@@ -140,10 +140,20 @@ function carriedOver({
   if (resolvedParameters) carried.resolvedParameters = resolvedParameters;
   const rendered = apply?.renderedResources ?? previous.renderedResources;
   if (rendered) carried.renderedResources = rendered;
+  Object.assign(carried, serviceAccountField(previous, evaluation));
   if (freeze === 'freeze') return { ...carried, frozen: true, frozenAt: now };
   if (freeze !== 'unfreeze' && previous.frozen)
     return { ...carried, frozen: true, frozenAt: previous.frozenAt ?? now };
   return carried;
+}
+
+/** Who the instance acts as: this evaluation's identity, else the one recorded before. */
+function serviceAccountField(
+  previous: TemplateInstanceStatus,
+  evaluation: InstanceEvaluation,
+): TemplateInstanceStatus {
+  const serviceAccount = (evaluation.ok && evaluation.actingAs) || previous.serviceAccount;
+  return serviceAccount ? { serviceAccount } : {};
 }
 
 /**

@@ -10,6 +10,8 @@ export type Disposition = 'terminal' | 'retry';
 const INPUT_REASONS: ReadonlySet<string> = new Set([
   InstanceReason.TemplateNotFound,
   InstanceReason.RevisionNotFound,
+  // A Template that names no ServiceAccount acts for nobody until it names one (ADR 0035).
+  InstanceReason.ServiceAccountNotSet,
   // An unreadable spec.ttl / expires-at, or a lifetime the Template refuses: only an edit of
   // the instance or the Template changes the answer.
   InstanceReason.InvalidTTL,

@@ -13,6 +13,8 @@ export function revisionContent(spec: TemplateSpec): TemplateSpec {
   delete content.rollout;
   delete content.revisionHistoryLimit;
   delete content.api;
+  // Who it acts as is policy, set by whom may impersonate it, not content to roll out.
+  delete content.serviceAccountName;
   return content;
 }
 
@@ -46,6 +48,7 @@ export function templateAtRevision(live: Template, revision: TemplateRevision): 
       api: live.spec.api,
       maxTTL: live.spec.maxTTL,
       requireTTL: live.spec.requireTTL,
+      serviceAccountName: live.spec.serviceAccountName,
     },
   };
 }

@@ -10,8 +10,13 @@ import type {
   SourcePort,
   SourceRead,
 } from '../../engine/sources/source-port.ts';
-import { describeRef } from '../../engine/sources/source-port.ts';
-import { isClusterError, type ClusterErrorKind, type ClusterPort } from '../cluster-port.ts';
+import { describeRef, type AccessDecision } from '../../engine/sources/source-port.ts';
+import {
+  ClusterError,
+  isClusterError,
+  type ClusterErrorKind,
+  type ClusterPort,
+} from '../cluster-port.ts';
 import type { SourceAccess } from '../reader.ts';
 import type { SourceAuthorizer } from './requester-authorization.ts';
 import { keepable, type SourceValues, type WatchedSource } from './source-values.ts';
@@ -62,13 +67,16 @@ export class ClusterSource implements SourcePort {
   private readonly holds: { release(): void }[] = [];
 
   /**
+   * `cluster`: the reads go out as the identity the Template acts as (ADR 0035).
    * `authorize`: under --authorize-sources=requester, the requester check of this pass (ADR 0020).
    * `cache`: values kept between passes for kinds other than Secret.
+   * `cachedRead`: whether that identity may read what `cache` would serve without a request.
    */
   constructor(
     private readonly cluster: ClusterPort,
     readonly authorize?: SourceAuthorizer,
     private readonly cache?: SourceCache,
+    private readonly cachedRead?: (ref: ObjectRef) => Promise<AccessDecision>,
   ) {}
 
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined> {
@@ -115,10 +123,24 @@ export class ClusterSource implements SourcePort {
       if (await hold.listed) seen = cache.watched(ref)?.metadata;
     }
     if (seen?.uid && seen.resourceVersion)
-      return cache.values.load(seen.uid, seen.resourceVersion, () => this.cluster.get(ref));
+      return this.kept(ref, { uid: seen.uid, resourceVersion: seen.resourceVersion }, cache);
     const object = await this.cluster.get(ref);
     if (object) cache.values.put(object);
     return object;
+  }
+
+  /**
+   * The value the caches keep of the object a watch saw, read when they lack it; first asked of
+   * the authorizer as the acting identity, since a kept value reaches the API server as no one.
+   */
+  private async kept(
+    ref: ObjectRef,
+    seen: { uid: string; resourceVersion: string },
+    cache: SourceCache,
+  ): Promise<KubeObject | undefined> {
+    const decision = await this.cachedRead?.(ref);
+    if (decision && !decision.allowed) throw new ClusterError('Forbidden', decision.message, 403);
+    return cache.values.load(seen.uid, seen.resourceVersion, () => this.cluster.get(ref));
   }
 
   /**

@@ -11,10 +11,13 @@ import {
 import type { ObjectSchemas } from '../../engine/object-schema/object-schema.ts';
 import type { ContentChoice } from '../../engine/releases/content-choice.ts';
 import type { RenderRunner } from '../../engine/render/render-job.ts';
+import type { TenancyPolicy } from '../../engine/shared/acting-identity.ts';
+import type { Requester } from '../../engine/sources/requester.ts';
 import { isClusterError, type ClusterPort, type ObjectId } from '../cluster-port.ts';
 import type { CacheReader } from '../reader.ts';
 import { ClusterSource, type SourceCache } from './cluster-source.ts';
 import { requesterAuthorizer, type AuthorizeSources } from './requester-authorization.ts';
+import type { CachedReadAccess } from './tenant-access.ts';
 
 export interface EvaluationDeps {
   cache: Pick<CacheReader, 'namespaceLabels'>;
@@ -26,6 +29,19 @@ export interface EvaluationDeps {
   sourceCache?: SourceCache;
   /** What rendered objects are checked against before any dry run (ADR 0030). */
   schemas?: ObjectSchemas;
+  /** Who a Template's requests are made as (ADR 0035); absent: the operator itself. */
+  tenancy?: TenancyPolicy;
+  /** Asks whether the acting identity may read what the caches would serve (ADR 0035). */
+  cachedReads?: CachedReadAccess;
+}
+
+/**
+ * The identity an evaluation reads as: `port` makes its requests as `user` (ADR 0035); the
+ * operator's own port, with no user, in single-team mode.
+ */
+export interface Acting {
+  port: ClusterPort;
+  user?: Requester;
 }
 
 /** The evaluation, and the source reads it made (what the pass watches). */
@@ -34,22 +50,31 @@ export interface ClusterEvaluation {
   reads: ClusterSource['reads'];
 }
 
-/**
- * Resolves and renders `instance` with `content`, reading its inputs from the cluster. `track`
- * (the pass's) registers what the evaluation read before the watches its first reads waited for
- * are let go, so they run on without a restart.
- */
+export interface EvaluationOptions {
+  /**
+   * The pass's: registers what the evaluation read before the watches its first reads waited
+   * for are let go, so they run on without a restart.
+   */
+  track?: (result: ClusterEvaluation) => Promise<void>;
+  /** Who the reads are made as; the operator (`cluster`) when not given. */
+  acting?: Acting;
+}
+
+/** Resolves and renders `instance` with `content`, reading its inputs from the cluster. */
 export async function evaluateOnCluster(
   cluster: ClusterPort,
   deps: EvaluationDeps,
   instance: TemplateInstance,
   content: Pick<ContentChoice, 'template' | 'missingRevision'>,
-  track?: (result: ClusterEvaluation) => Promise<void>,
+  { track, acting = { port: cluster } }: EvaluationOptions = {},
 ): Promise<ClusterEvaluation> {
+  const { user } = acting;
+  const cachedReads = deps.cachedReads;
   const source = new ClusterSource(
-    cluster,
+    acting.port,
     deps.authorizeSources === 'requester' ? requesterAuthorizer(cluster, instance) : undefined,
     deps.sourceCache,
+    user && cachedReads ? (ref) => cachedReads.decide(user, ref) : undefined,
   );
   try {
     const namespace = instance.metadata.namespace ?? '';
@@ -60,9 +85,10 @@ export async function evaluateOnCluster(
       namespaceLabels:
         deps.cache.namespaceLabels(namespace) ?? (await namespaceLabels(cluster, namespace)),
       port: source,
-      observe: (ref) => observe(cluster, instance, ref),
+      observe: (ref) => observe(acting.port, instance, ref),
       renderer: deps.renderer,
       schemas: deps.schemas,
+      tenancy: deps.tenancy,
     });
     const result = { evaluation, reads: source.reads };
     await track?.(result);

@@ -22,8 +22,20 @@ import {
 } from '../../framework/reconciler.ts';
 import { AppliedMemo } from './applied-memo.ts';
 import { applyResources } from './applier.ts';
-import { isNamespaceTerminating, type ClusterPort, type ObjectId } from '../cluster-port.ts';
-import { evaluateOnCluster, type EvaluationDeps } from './evaluate-on-cluster.ts';
+import {
+  isNamespaceTerminating,
+  type ClusterPort,
+  type Impersonation,
+  type ObjectId,
+} from '../cluster-port.ts';
+import {
+  actingIdentity,
+  parseServiceAccount,
+  serviceAccountUsername,
+  type ServiceAccountRef,
+} from '../../engine/shared/acting-identity.ts';
+import { templateRefOf } from '../../engine/shared/template-ref.ts';
+import { evaluateOnCluster, type Acting, type EvaluationDeps } from './evaluate-on-cluster.ts';
 import { EventSender } from './event-sender.ts';
 import {
   getInstance,
@@ -50,6 +62,11 @@ export interface InstanceReconcilerDeps extends EvaluationDeps {
   applied?: AppliedMemo;
   now: () => Date;
   log: ReconcileLog;
+  /**
+   * How a request is made as a ServiceAccount (ADR 0035): its username, and the extra that marks
+   * it as the operator's. Needed whenever `tenancy` acts as ServiceAccounts.
+   */
+  impersonation?: (account: ServiceAccountRef) => Promise<Impersonation>;
 }
 
 /** Retried with backoff by the work queue; its message is already in the status. */
@@ -67,6 +84,8 @@ interface Pass {
    */
   held: TemplateInstance | undefined;
   trigger: Trigger | undefined;
+  /** Who the Template's requests are made as, once the pass has asked (see `acting`). */
+  acting?: Acting;
 }
 
 export class InstanceReconciler implements Reconciler {
@@ -169,16 +188,56 @@ export class InstanceReconciler implements Reconciler {
         return;
       case 'list-owned':
         observed.owned = await findOwned(
-          cluster,
+          (await this.acting(pass, instance)).port,
           instance.metadata.uid ?? '',
           step.gvks,
           step.known,
         );
         return;
       case 'delete':
-        observed.deleted = await deleteInReverseOrder(cluster, step.objects);
+        observed.deleted = await deleteInReverseOrder(
+          (await this.acting(pass, instance)).port,
+          step.objects,
+        );
         return;
     }
+  }
+
+  /**
+   * Who the Template's requests are made as in this pass (ADR 0035): the ServiceAccount its
+   * Template acts as; when the Template is gone or names none (a deletion), the one the instance
+   * recorded; else, and in single-team mode, the operator itself.
+   */
+  private async acting(pass: Pass, instance: TemplateInstance): Promise<Acting> {
+    if (pass.acting) return pass.acting;
+    const account = this.accountOf(pass, instance);
+    const { impersonation } = this.deps;
+    pass.acting =
+      account && impersonation
+        ? {
+            port: pass.cluster.actingAs(await impersonation(account)),
+            user: {
+              username: serviceAccountUsername(account),
+              groups: [
+                'system:serviceaccounts',
+                `system:serviceaccounts:${account.namespace}`,
+                'system:authenticated',
+              ],
+            },
+          }
+        : { port: pass.cluster };
+    return pass.acting;
+  }
+
+  private accountOf(pass: Pass, instance: TemplateInstance): ServiceAccountRef | undefined {
+    const { tenancy } = this.deps;
+    if (!tenancy || tenancy.actAs === 'operator') return undefined;
+    const ref = templateRefOf(instance);
+    const template =
+      pass.observed.content?.template ?? this.deps.cache.template(ref.namespace, ref.name);
+    const identity = template && actingIdentity(template, tenancy);
+    if (identity?.ok) return identity.serviceAccount;
+    return parseServiceAccount(instance.status?.serviceAccount);
   }
 
   /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
@@ -188,13 +247,16 @@ export class InstanceReconciler implements Reconciler {
       this.deps,
       instance,
       pass.observed.content!,
-      // Every instance that is not frozen watches what it rendered: revert/strict to revert
-      // drift, and all of them to see the health of their objects change.
-      ({ evaluation, reads }) =>
-        this.deps.tracker.track(pass.key, reads, {
-          uid: instance.metadata.uid ?? '',
-          gvks: [...new Set(evaluation.resources.map(gvkKey))],
-        }),
+      {
+        // Every instance that is not frozen watches what it rendered: revert/strict to revert
+        // drift, and all of them to see the health of their objects change.
+        track: ({ evaluation, reads }) =>
+          this.deps.tracker.track(pass.key, reads, {
+            uid: instance.metadata.uid ?? '',
+            gvks: [...new Set(evaluation.resources.map(gvkKey))],
+          }),
+        acting: await this.acting(pass, instance),
+      },
     );
     return evaluation;
   }
@@ -211,7 +273,7 @@ export class InstanceReconciler implements Reconciler {
     const instance = pass.held!;
     if (record) this.wrote(pass, await pass.cluster.patchMetadata(instance, record));
     const evaluation = pass.observed.evaluation!;
-    return applyResources(pass.cluster, {
+    return applyResources((await this.acting(pass, instance)).port, {
       owner: instanceOwner(pass.held!),
       rendered: evaluation.resources,
       ignoreFields,
