@@ -50,6 +50,20 @@ export function recordedGroupKinds(instance: TemplateInstance): string[] {
   return [...new Set([...annotated, ...legacy])].sort();
 }
 
+/**
+ * Every namespace the instance may own objects in: its own, those recorded in its ApplySet
+ * annotation, and those of `known` entries.
+ */
+export function recordedNamespaces(
+  instance: TemplateInstance,
+  known: readonly { namespace?: string }[],
+): string[] {
+  const own = instance.metadata.namespace ?? '';
+  const recorded = listOf(instance.metadata.annotations?.[ANNOTATION_APPLYSET_NAMESPACES]);
+  const seen = known.flatMap((k) => (k.namespace ? [k.namespace] : []));
+  return [...new Set([own, ...recorded, ...seen])].filter((ns) => ns !== '').sort();
+}
+
 /** What an instance writes on itself before applying: only the keys that change. */
 export interface ParentRecord {
   finalizers?: string[];

@@ -225,6 +225,7 @@ describe('decide: deleting an instance', () => {
       step: 'list-owned',
       gvks: ['/v1/ConfigMap'],
       known: inst.status!.renderedResources,
+      namespaces: ['team-a'],
     });
     const owned = { owned: [id('app'), id('old')], unlisted: [] };
     expect(decide(observed({ instance: inst, owned }))).toEqual({

@@ -18,7 +18,12 @@ import type { ContentChoice } from '../releases/content-choice.ts';
 import { expiryOf } from '../evaluation/expiry.ts';
 import { healthOf, healthOfWritten, NOT_REPORTED_YET } from '../health/health.ts';
 import type { InstanceEvaluation } from '../evaluation/instance-evaluation.ts';
-import { parentRecord, recordedKinds, type ParentRecord } from '../objects/applyset.ts';
+import {
+  parentRecord,
+  recordedKinds,
+  recordedNamespaces,
+  type ParentRecord,
+} from '../objects/applyset.ts';
 import { describeObject, gvkKey, resourceKey, type ObjectId } from '../objects/inventory.ts';
 import { nextInstanceStatus, withReady, type StatusInput } from './instance-status.ts';
 import type { ApplyReport, DeleteReport, Observed, OwnedObjects } from './observation.ts';
@@ -47,8 +52,11 @@ export type Step =
    * then apply the rendered objects.
    */
   | { step: 'apply'; record?: ParentRecord; ignoreFields: string[] }
-  /** Find what the instance owns: by label across `gvks`, plus the `known` entries. */
-  | { step: 'list-owned'; gvks: string[]; known: RenderedResourceRef[] }
+  /**
+   * Find what the instance owns: by label across `gvks`, plus the `known` entries. `namespaces`:
+   * those it may own objects in, for whoever may not list a kind across all of them.
+   */
+  | { step: 'list-owned'; gvks: string[]; known: RenderedResourceRef[]; namespaces: string[] }
   /** Delete these, in reverse install order. */
   | { step: 'delete'; objects: ObjectId[] };
 
@@ -149,6 +157,7 @@ function decideDeletion(observed: Observed, instance: TemplateInstance): Decisio
       step: 'list-owned',
       gvks: recordedKinds(instance, instance.status?.renderedResources ?? []),
       known: instance.status?.renderedResources ?? [],
+      namespaces: recordedNamespaces(instance, instance.status?.renderedResources ?? []),
     };
   const deletion = deleteOrWait(owned.owned, deleted);
   if ('step' in deletion) return deletion;
@@ -207,6 +216,10 @@ export function ignoredFieldsUnder(template: Template | undefined): string[] {
   if (syncModeOf(template) === 'off') return [];
   return template?.spec.sync?.ignoreFields ?? [];
 }
+
+const namespaceOf = (object: KubeObject): { namespace?: string } => ({
+  namespace: object.metadata.namespace,
+});
 
 const syncModeOf = (template: Template | undefined): SyncMode => template?.spec.sync?.mode ?? 'off';
 
@@ -384,6 +397,10 @@ class LivePass {
         step: 'list-owned',
         gvks: recordedKinds(this.instance, [...this.desired, ...previous]),
         known: previous,
+        namespaces: recordedNamespaces(this.instance, [
+          ...this.desired.map(namespaceOf),
+          ...previous,
+        ]),
       };
     this.events.push(...unlistedEvents(owned));
     const orphans = owned.owned.filter((id) => !wanted.has(resourceKey(id)));

@@ -186,14 +186,18 @@ export class InstanceReconciler implements Reconciler {
       case 'apply':
         observed.applied = await this.apply(pass, step.record, step.ignoreFields);
         return;
-      case 'list-owned':
+      case 'list-owned': {
+        const acting = await this.acting(pass, instance);
         observed.owned = await findOwned(
-          (await this.acting(pass, instance)).port,
+          acting.port,
           instance.metadata.uid ?? '',
           step.gvks,
           step.known,
+          // A ServiceAccount acting for a team lists where the instance wrote, not everywhere.
+          acting.user ? step.namespaces : undefined,
         );
         return;
+      }
       case 'delete':
         observed.deleted = await deleteInReverseOrder(
           (await this.acting(pass, instance)).port,

@@ -64,11 +64,31 @@ async function servedKind(
  * missing right refused), so a missing permission never holds a deletion forever; recorded
  * objects of it are still returned, and their deletes say what is refused.
  */
+/**
+ * The objects of a kind labelled with `uid`: across the cluster, or, given `namespaces`, in each
+ * of them (an identity that acts for one team may list only where it writes, ADR 0035).
+ */
+async function listLabelled(
+  cluster: ClusterPort,
+  { apiVersion, kind }: { apiVersion: string; kind: string },
+  uid: string,
+  namespaces: string[] | undefined,
+): Promise<KubeObject[]> {
+  const labelSelector = `${LABEL_INSTANCE_UID}=${uid}`;
+  if (!namespaces || (await cluster.scopeOf(apiVersion, kind)) !== 'Namespaced')
+    return cluster.list(apiVersion, kind, { labelSelector });
+  const lists = await Promise.all(
+    namespaces.map((namespace) => cluster.list(apiVersion, kind, { namespace, labelSelector })),
+  );
+  return lists.flat();
+}
+
 export async function findOwned(
   cluster: ClusterPort,
   uid: string,
   gvks: string[],
   known: RenderedResourceRef[],
+  namespaces?: string[],
 ): Promise<OwnedObjects> {
   const unlisted: string[] = [];
   const owned = new Map<string, ObjectId>();
@@ -82,9 +102,7 @@ export async function findOwned(
   for (const { apiVersion, kind } of kinds.values()) {
     let objects: KubeObject[];
     try {
-      objects = await cluster.list(apiVersion, kind, {
-        labelSelector: `${LABEL_INSTANCE_UID}=${uid}`,
-      });
+      objects = await listLabelled(cluster, { apiVersion, kind }, uid, namespaces);
     } catch (error) {
       if (isClusterError(error, 'NotServed')) continue;
       if (isClusterError(error, 'Forbidden') || isClusterError(error, 'Unauthorized')) {
