@@ -57,7 +57,10 @@ export async function startOperatorProcess(
       `--resync-period=${options.resyncSeconds}`,
       ...(options.extraArgs ?? []),
     ],
-    { stdio: ['ignore', log, log] },
+    // Single-team mode (the operator's own rights), as every run of record so far measured:
+    // the benchmark's namespaces give no ServiceAccount to act as (ADR 0035). As an environment
+    // variable, so an older build that has no such flag (bench:idle) runs unchanged.
+    { stdio: ['ignore', log, log], env: { ...process.env, STENCIL_ACT_AS: 'operator' } },
   );
   closeSync(log);
   // The operator must not outlive the benchmark (an interrupted run, a thrown row).

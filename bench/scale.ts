@@ -33,7 +33,8 @@ const operator = spawn(
     '--webhook-port=0',
     '--log-level=warn',
   ],
-  { stdio: ['ignore', 'ignore', 'inherit'] },
+  // Single-team mode: the benchmark's namespaces give no ServiceAccount to act as (ADR 0035).
+  { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, STENCIL_ACT_AS: 'operator' } },
 );
 const scrape = async (): Promise<string> =>
   (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();

@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -25,9 +25,13 @@ import {
   webhookConfiguration,
 } from '../../src/webhook/webhook-configuration.ts';
 import { ensureHelm } from '../../tools/control-plane/binaries.ts';
-import { applyManifests, readManifests, samplePhase } from '../../tools/local/apply-manifests.ts';
 import {
-  BIND_ADMIN_RULE,
+  applyManifests,
+  readManifests,
+  sampleFiles,
+  samplePhase,
+} from '../../tools/local/apply-manifests.ts';
+import {
   installOperatorIdentity,
   isUserRole,
   removeClusterScoped,
@@ -141,6 +145,9 @@ describe('helm template', () => {
       'Service',
       'Service',
       'ServiceAccount',
+      // Who may make a Template act as a ServiceAccount (ADR 0035).
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
       'ValidatingWebhookConfiguration',
     ]);
     expect(await dryRunAll(objects)).toEqual([]);
@@ -159,8 +166,53 @@ describe('helm template', () => {
         '--leader-elect',
         `--webhook-service=${namespace}/stencil-webhook:443`,
         `--operator-namespace=${namespace}`,
+        '--act-as=service-account',
       ]),
     );
+  }, 60_000);
+
+  it("acts as Templates' ServiceAccounts by default, and as itself only when asked (single-team)", async () => {
+    type Role = { rules: { resources?: string[]; verbs: string[]; resourceNames?: string[] }[] };
+    const roleOf = (objects: KubeObject[]): Role =>
+      objects.find(
+        (o) => o.kind === 'ClusterRole' && o.metadata.name === 'stencil',
+      ) as unknown as Role;
+    const writes = (role: Role): string[] =>
+      role.rules
+        .filter((r) => r.verbs.some((v) => ['create', 'patch', 'update', 'delete'].includes(v)))
+        .flatMap((r) => r.resources ?? []);
+    const locked = roleOf(await render('stencil', 'stencil-chart'));
+    // Its own API and events only: nothing a Template renders.
+    expect(new Set(writes(locked))).toEqual(
+      new Set([
+        'templates',
+        'templateinstances',
+        'templates/status',
+        'templateinstances/status',
+        'templateinstancesets/status',
+        'templaterevisions',
+        'events',
+        'validatingwebhookconfigurations',
+        // Reviews, which write nothing: who it is, and whether an account may read a kept value.
+        'selfsubjectreviews',
+        'subjectaccessreviews',
+      ]),
+    );
+    expect(
+      locked.rules.find(
+        (r) => r.resources?.includes('serviceaccounts') && r.verbs.includes('impersonate'),
+      ),
+    ).toBeDefined();
+    expect(
+      locked.rules.find((r) => r.resources?.includes('userextras/stencil.dev/impersonated-by'))
+        ?.resourceNames,
+    ).toEqual(['system:serviceaccount:stencil-chart:stencil']);
+    const single = await render('stencil', 'stencil-chart', { tenancy: { actAs: 'operator' } });
+    expect(writes(roleOf(single))).toEqual(
+      expect.arrayContaining(['configmaps', 'secrets', 'deployments']),
+    );
+    expect(JSON.stringify(single)).not.toContain('impersonate');
+    expect(single.some((o) => o.kind === 'ValidatingAdmissionPolicy')).toBe(false);
   }, 60_000);
 
   it('with sharding.enabled runs sharding.replicas shard members instead of a leader', async () => {
@@ -290,8 +342,9 @@ describe('helm template', () => {
     });
     const served = objects.filter((o) => !o.apiVersion.startsWith('cert-manager.io/'));
     expect(await dryRunAll(served)).toEqual([]);
-    // The default renders neither the flag nor the review right.
-    const defaults = await render('stencil', 'stencil-chart');
+    // Single-team mode by default renders neither the flag nor the review right (which acting
+    // as ServiceAccounts needs for itself).
+    const defaults = await render('stencil', 'stencil-chart', { tenancy: { actAs: 'operator' } });
     expect(JSON.stringify(defaults)).not.toContain('subjectaccessreviews');
     expect(JSON.stringify(defaults)).not.toContain('--authorize-sources');
     await expect(
@@ -342,43 +395,19 @@ describe('the operator under exactly the chart RBAC', () => {
   let instances: KubeObject[];
   let sets: KubeObject[];
   const rbacObjects: KubeObject[] = [];
+  /** The cluster-scoped roles and bindings of the samples' ServiceAccounts. */
+  const sampleRbac: KubeObject[] = [];
   let chartConfiguration: KubeObject | undefined;
-
-  // What the eleven samples render (Secret, Deployment, ConfigMap, NetworkPolicy, Namespace,
-  // ResourceQuota, LimitRange, RoleBinding; Service and Ingress) and read (Services through
-  // objectFieldRef), plus `bind` on ClusterRole admin for the tenant RoleBinding.
-  const writeVerbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
-  const additionalRules = [
-    {
-      apiGroups: [''],
-      resources: [
-        'configmaps',
-        'secrets',
-        'services',
-        'namespaces',
-        'resourcequotas',
-        'limitranges',
-      ],
-      verbs: writeVerbs,
-    },
-    { apiGroups: ['apps'], resources: ['deployments'], verbs: writeVerbs },
-    {
-      apiGroups: ['networking.k8s.io'],
-      resources: ['networkpolicies', 'ingresses'],
-      verbs: writeVerbs,
-    },
-    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: writeVerbs },
-    BIND_ADMIN_RULE,
-  ];
 
   beforeAll(async () => {
     operatorNamespace = await freshNamespace(connect(), 'stencil-rbac');
     // The chart names its configuration `stencil-strict` (in the ValidatingWebhookConfiguration
     // and in the ClusterRole's resourceNames); renamed so this file never meets another's.
     const objects = renameStrictConfiguration(
+      // The default tenancy: the operator writes nothing Templates render; each sample's
+      // ServiceAccount does, with its rbac.yaml's Roles (ADR 0035).
       await render('rbac', operatorNamespace, {
         fullnameOverride: fullname,
-        rbac: { additionalRules },
         // samples/typed-web-app publishes a kind (its group renamed, like the namespaces).
         typedApis: { allow: { [platform]: [typedGroup] } },
       }),
@@ -403,21 +432,26 @@ describe('the operator under exactly the chart RBAC', () => {
       kubeconfigPath,
     ));
 
-    // The eleven samples, with their namespaces renamed (platform, team-a to team-e), and the
-    // group of typed-web-app too.
+    // The eleven samples, with their namespaces renamed (platform, team-a to team-e), the group
+    // of typed-web-app and the cluster-scoped roles of their ServiceAccounts too.
     const samples = join(scratch, 'samples');
     const files: string[] = [];
-    for (const sample of readdirSync(join(root, 'samples'))) {
-      mkdirSync(join(samples, sample), { recursive: true });
-      for (const file of ['objects.yaml', 'template.yaml', 'instance.yaml']) {
-        const text = readFileSync(join(root, 'samples', sample, file), 'utf8')
-          .replace(/\b(platform|team-a|team-b|team-c|team-d|team-e)\b/g, (name) => renamed(name))
-          .replaceAll('apps.stencil.example', typedGroup);
-        writeFileSync(join(samples, sample, file), text);
-        files.push(join(samples, sample, file));
-      }
+    for (const source of sampleFiles(join(root, 'samples'))) {
+      const target = join(samples, relative(join(root, 'samples'), source));
+      mkdirSync(dirname(target), { recursive: true });
+      const text = readFileSync(source, 'utf8')
+        .replace(/\b(platform|team-a|team-b|team-c|team-d|team-e)\b/g, (name) => renamed(name))
+        .replaceAll('stencil-template-', `stencil-template-${suffix}-`)
+        // The Set's selector too: it must not reach another file's sample namespaces.
+        .replace(/stencil\.dev\/tier: ([a-z]+)/g, `stencil.dev/tier: $1-${suffix}`)
+        .replaceAll('apps.stencil.example', typedGroup);
+      writeFileSync(target, text);
+      files.push(target);
     }
     const manifests = readManifests(files);
+    sampleRbac.push(
+      ...manifests.filter((o) => !o.metadata.namespace && o.kind.startsWith('Cluster')),
+    );
     instances = manifests.filter((o) => o.kind === 'TemplateInstance' || o.kind === 'WebApp');
     expect(instances).toHaveLength(10);
     // samples/namespace-fanout: one TemplateInstanceSet, stamping into team-d and team-e.
@@ -426,6 +460,7 @@ describe('the operator under exactly the chart RBAC', () => {
     expect(new Set(instances.map((i) => i.metadata.namespace))).toEqual(new Set([platform, teamA]));
 
     running = await startOperator([platform, teamA, teamD, teamE], kubeconfigPath, {
+      tenancy: { actAs: 'service-account' },
       apiGroups: new Map([[platform, new Set([typedGroup])]]),
       leaderElection: {
         identity: `chart-test-${suffix}`,
@@ -449,7 +484,7 @@ describe('the operator under exactly the chart RBAC', () => {
     await removeWebhookConfiguration(admin.cluster, configuration).catch(() => undefined);
     await running?.stop();
     operatorConnection?.http.close();
-    await removeClusterScoped(admin, rbacObjects);
+    await removeClusterScoped(admin, [...rbacObjects, ...sampleRbac]);
   }, 60_000);
 
   it('runs as the chart ServiceAccount, which is not cluster-admin', async () => {
@@ -460,25 +495,32 @@ describe('the operator under exactly the chart RBAC', () => {
     expect(await selfAccess(operatorConnection, { group: '*', resource: '*', verb: '*' })).toBe(
       false,
     );
-    // `bind` on ClusterRole admin is what a real cluster needs for the tenant RoleBinding (here,
-    // without a controller-manager, `admin` aggregates no rules, so holding it is trivial).
+    // It writes nothing Templates render, and binds no role: the samples' ServiceAccounts do
+    // (the tenant Template's holds `bind` on admin), as their rbac.yaml lets them (ADR 0035).
+    for (const [resource, verb, group] of [
+      ['configmaps', 'create', ''],
+      ['secrets', 'patch', ''],
+      ['namespaces', 'create', ''],
+      ['deployments', 'patch', 'apps'],
+      ['rolebindings', 'create', 'rbac.authorization.k8s.io'],
+      ['clusterroles', 'bind', 'rbac.authorization.k8s.io'],
+    ] as const)
+      expect(
+        await selfAccess(operatorConnection, { group, resource, verb }),
+        `${verb} ${resource}`,
+      ).toBe(false);
+    // It watches them, and acts as the ServiceAccounts Templates name.
+    expect(await selfAccess(operatorConnection, { resource: 'configmaps', verb: 'watch' })).toBe(
+      true,
+    );
     expect(
       await selfAccess(operatorConnection, {
-        group: 'rbac.authorization.k8s.io',
-        resource: 'clusterroles',
-        verb: 'bind',
-        name: 'admin',
+        resource: 'serviceaccounts',
+        verb: 'impersonate',
+        namespace: platform,
+        name: 'web-app',
       }),
     ).toBe(true);
-    // It does not extend to cluster-admin.
-    expect(
-      await selfAccess(operatorConnection, {
-        group: 'rbac.authorization.k8s.io',
-        resource: 'clusterroles',
-        verb: 'bind',
-        name: 'cluster-admin',
-      }),
-    ).toBe(false);
     expect(
       await selfAccess(operatorConnection, {
         group: 'rbac.authorization.k8s.io',

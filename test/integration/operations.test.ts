@@ -8,6 +8,7 @@ import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { eventually, userClient } from './support/operator.ts';
 import { spawnStencilRun, type StencilProcess } from './support/stencil-process.ts';
+import { grantTemplateAccount } from '../../tools/local/operator-identity.ts';
 
 let ns: string;
 let operatorNs: string;
@@ -73,6 +74,7 @@ beforeAll(async () => {
   ns = await freshNamespace(cluster, 'ops');
   operatorNs = await freshNamespace(cluster, 'stencil-system');
   user = (await userClient()).cluster;
+  await grantTemplateAccount(user, ns);
   await user.apply(
     template(ns, 'app', {
       sync: { mode: 'revert' },

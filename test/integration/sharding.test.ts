@@ -14,6 +14,7 @@ import { API_VERSION } from '../../src/api/well-known.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { instance, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
+import { grantTemplateAccount } from '../../tools/local/operator-identity.ts';
 import { conditionOf } from './support/instances.ts';
 import { eventually, userClient } from './support/operator.ts';
 import {
@@ -153,6 +154,7 @@ beforeAll(async () => {
   templateNamespace = await freshNamespace(cluster, 'shard-templates');
   const operatorNamespace = await freshNamespace(cluster, 'shard-system');
   for (let i = 0; i < NAMESPACES; i++) namespaces.push(await freshNamespace(cluster, `shard-${i}`));
+  await grantTemplateAccount(user, templateNamespace, namespaces);
   await user.apply(
     template(templateNamespace, 'sharded', {
       targetNamespaces: { explicit: { allow: { literal: ['*'] } } },

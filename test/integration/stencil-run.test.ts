@@ -11,6 +11,7 @@ import {
   apiGroupsFor,
   applyManifests,
   readManifests,
+  sampleFiles,
   samplePhase,
 } from '../../tools/local/apply-manifests.ts';
 import { eventRecorded } from './support/instances.ts';
@@ -22,13 +23,9 @@ let child: ChildProcess;
 let output = '';
 let user: KubeCluster;
 
-/** Every sample's objects, Template and instance. */
+/** Every sample's objects, ServiceAccount and Roles, Template and instance. */
 const sampleManifests = (): ReturnType<typeof readManifests> =>
-  readManifests(
-    readdirSync(join(root, 'samples')).flatMap((s) =>
-      ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
-    ),
-  );
+  readManifests(sampleFiles(join(root, 'samples')));
 
 beforeAll(async () => {
   user = (await userClient()).cluster;
@@ -64,14 +61,30 @@ it('reconciles every sample to Ready', async () => {
   const expected = readManifests(
     readdirSync(join(root, 'samples')).map((s) => join(root, 'samples', s, 'instance.yaml')),
   );
+  let pending: string[] = [];
   await eventually(
     async () => {
-      for (const i of expected) if ((await samplePhase(user, i)) !== 'Ready') return false;
-      return true;
+      pending = [];
+      for (const i of expected) {
+        if ((await samplePhase(user, i)) === 'Ready') continue;
+        const live = await user.get({
+          apiVersion: i.apiVersion,
+          kind: i.kind,
+          name: i.metadata.name ?? '',
+          namespace: i.metadata.namespace,
+        });
+        const ready = (
+          live as { status?: { conditions?: { type: string; message?: string }[] } } | undefined
+        )?.status?.conditions?.find((c) => c.type === 'Ready');
+        pending.push(`${i.kind} ${i.metadata.name}: ${ready?.message ?? 'no status'}`);
+      }
+      return pending.length === 0;
     },
     'every sample instance to be Ready',
     60_000,
-  );
+  ).catch((error: Error) => {
+    throw new Error(`${error.message.split(';')[0]}; not Ready:\n${pending.join('\n')}`);
+  });
   expect(
     await user.get({
       apiVersion: 'apps/v1',

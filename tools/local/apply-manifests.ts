@@ -1,12 +1,28 @@
 // Applies YAML manifests to a cluster with server-side apply (field manager `stencil`), in
 // install order with Namespaces first; used by `npm run local` and the scenario tests.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { Template } from '../../src/api/template.ts';
 import { isClusterError } from '../../src/reconcile/cluster-port.ts';
 import { sortForInstall } from '../../src/engine/objects/inventory.ts';
 import type { KubeCluster } from '../../src/kube/cluster.ts';
+
+/**
+ * The files of every sample under `samplesDir`, in the order they are applied: the objects it
+ * needs (namespaces, sources), the ServiceAccount its Template acts as with that account's
+ * Roles (ADR 0035), the Template, the instance.
+ */
+export function sampleFiles(samplesDir: string): string[] {
+  return readdirSync(samplesDir)
+    .sort()
+    .flatMap((sample) =>
+      ['objects.yaml', 'rbac.yaml', 'template.yaml', 'instance.yaml']
+        .map((file) => join(samplesDir, sample, file))
+        .filter((file) => existsSync(file)),
+    );
+}
 
 export function readManifests(files: string[]): KubeObject[] {
   return files.flatMap((file) =>

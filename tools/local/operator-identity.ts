@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../../src/api/object-meta.ts';
+import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { connect, type KubeConnection } from '../../src/kube/connection.ts';
 import { readManifests } from './apply-manifests.ts';
 
@@ -42,6 +43,14 @@ export function deployUserRoles(): KubeObject[] {
 }
 
 /**
+ * The chart's ValidatingAdmissionPolicies and their bindings, as config/deploy/stencil.yaml holds
+ * them: who may make a Template act as a ServiceAccount (ADR 0035).
+ */
+export function deployAdmissionPolicies(): KubeObject[] {
+  return readManifests([DEPLOY_FILE]).filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
+}
+
+/**
  * The chart's roles for people (`rbac.aggregateToDefaultRoles`): folded into admin/edit/view and
  * bound to no ServiceAccount, so not the operator's identity.
  */
@@ -68,20 +77,6 @@ export function withShardingRbac(objects: KubeObject[]): KubeObject[] {
   });
 }
 
-/**
- * `bind` on the ClusterRole `admin`, which the sample tenant-bootstrap's RoleBinding grants. Not in
- * the chart's defaults: it would let every Template make anyone an admin of any namespace Stencil
- * writes to, so a platform team adds it knowingly (docs/installation.md). Without it, Kubernetes
- * refuses the RoleBinding as soon as the aggregated `admin` role holds rules, which
- * kube-controller-manager fills in.
- */
-export const BIND_ADMIN_RULE = {
-  apiGroups: ['rbac.authorization.k8s.io'],
-  resources: ['clusterroles'],
-  resourceNames: ['admin'],
-  verbs: ['bind'],
-};
-
 /** The chart's RBAC with extra ClusterRole rules, as `rbac.additionalRules` would add them. */
 export function withClusterRules(rules: object[]): (objects: KubeObject[]) => KubeObject[] {
   return (objects) =>
@@ -90,6 +85,46 @@ export function withClusterRules(rules: object[]): (objects: KubeObject[]) => Ku
       const role = structuredClone(object) as KubeObject & { rules?: object[] };
       role.rules = [...(role.rules ?? []), ...rules];
       return role;
+    });
+}
+
+/**
+ * The ServiceAccount that tests' and benchmarks' Templates act as when they name none
+ * (`--default-service-account`, ADR 0035).
+ */
+export const TEMPLATE_ACCOUNT = 'stencil-templates';
+
+const NAMESPACE_ALL_ROLE = 'stencil-test-namespace-all';
+
+/**
+ * Gives `namespace` the ServiceAccount TEMPLATE_ACCOUNT, which may do anything inside `targets`
+ * (default: that namespace) and nothing outside them: what the admins of those namespaces grant
+ * the Templates of `namespace`.
+ */
+export async function grantTemplateAccount(
+  cluster: Pick<KubeCluster, 'apply'>,
+  namespace: string,
+  targets: readonly string[] = [namespace],
+): Promise<void> {
+  const rbac = 'rbac.authorization.k8s.io';
+  await cluster.apply({
+    apiVersion: `${rbac}/v1`,
+    kind: 'ClusterRole',
+    metadata: { name: NAMESPACE_ALL_ROLE },
+    rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }],
+  });
+  await cluster.apply({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: TEMPLATE_ACCOUNT, namespace },
+  });
+  for (const target of targets)
+    await cluster.apply({
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name: `${TEMPLATE_ACCOUNT}-of-${namespace}`, namespace: target },
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: NAMESPACE_ALL_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: TEMPLATE_ACCOUNT, namespace }],
     });
 }
 

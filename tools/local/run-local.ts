@@ -25,15 +25,15 @@ import {
   apiGroupsFor,
   applyManifests,
   readManifests,
+  sampleFiles,
   samplePhase,
   splitPublished,
 } from './apply-manifests.ts';
 import {
-  BIND_ADMIN_RULE,
+  deployAdmissionPolicies,
   deployRbac,
   deployUserRoles,
   installOperatorIdentity,
-  withClusterRules,
   withRequesterRbac,
   withShardingRbac,
   withTypedApiRbac,
@@ -80,16 +80,12 @@ await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'st
 // would let every edit of theirs through as if the operator had made it.
 const operatorKubeconfig = join(root, '.local', 'operator.kubeconfig');
 const samples = readdirSync(join(root, 'samples'));
-const files = samples.flatMap((s) =>
-  ['objects.yaml', 'template.yaml', 'instance.yaml'].map((f) => join(root, 'samples', s, f)),
-);
+const files = sampleFiles(join(root, 'samples'));
 // The groups the samples' Templates publish, each allowed for its Template's namespace only.
 const apiGroups = apiGroupsFor(readManifests(files));
 const identity = await installOperatorIdentity(
   admin,
   [
-    // The samples include tenant-bootstrap, whose RoleBinding grants `admin`.
-    withClusterRules([BIND_ADMIN_RULE]),
     replicaCount > 1 ? withShardingRbac : undefined,
     requesterMode ? withRequesterRbac : undefined,
     apiGroups.flag ? withTypedApiRbac(apiGroups.groups) : undefined,
@@ -100,6 +96,8 @@ const identity = await installOperatorIdentity(
 identity.connection.http.close();
 // As the chart installs them: who may edit a namespace may create TemplateInstances there.
 for (const role of deployUserRoles()) await cluster.apply(role);
+// As the chart installs it: who writes a Template must be allowed to impersonate its ServiceAccount.
+for (const policy of deployAdmissionPolicies()) await cluster.apply(policy);
 const operatorUser = `system:serviceaccount:${identity.account.namespace}:${identity.account.name}`;
 say(`the operator runs as ${operatorUser} (.local/operator.kubeconfig)`);
 // The webhook configurations, as the chart installs them (ADR 0023): owned by the install, with

@@ -19,6 +19,7 @@ import { Fleet, printFigures, expectNothingLost } from './support/fleet.ts';
 import { byLabel, scrape, total, type Scrape } from './support/operator-metrics.ts';
 import { ownControlPlane, type OwnPlane } from './support/own-plane.ts';
 import { SOAK } from './support/soak.ts';
+import { grantTemplateAccount } from '../../../tools/local/operator-identity.ts';
 
 const namespace = 'fault-outage';
 let own: OwnPlane;
@@ -55,6 +56,7 @@ async function stopOperator(): Promise<void> {
 
 beforeAll(async () => {
   own = await ownControlPlane(namespace);
+  await grantTemplateAccount(own.admin, namespace);
   proxy = await FaultProxy.start(own.plane);
   await startOperator();
   fleet = new Fleet(own.user, namespace, { count: SOAK.instances, mode: 'revert' });

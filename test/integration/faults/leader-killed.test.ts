@@ -12,6 +12,7 @@ import { spawnStencilRun, type StencilProcess } from '../support/stencil-process
 import { countRequests, sharedEndpoint } from '../support/apiserver-requests.ts';
 import { dataOf, Fleet, printFigures } from './support/fleet.ts';
 import { changedIn, cycleColor, SOAK } from './support/soak.ts';
+import { grantTemplateAccount } from '../../../tools/local/operator-identity.ts';
 
 const COUNT = SOAK.instances;
 /** A second ConfigMap per instance: dropping it from the Template makes every instance prune. */
@@ -72,6 +73,7 @@ beforeAll(async () => {
   namespace = await freshNamespace(cluster, 'fault-leader');
   operatorNamespace = await freshNamespace(cluster, 'fault-leader-system');
   user = (await userClient()).cluster;
+  await grantTemplateAccount(user, namespace);
   fleet = new Fleet(user, namespace, {
     count: COUNT,
     mode: 'revert',

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { TEMPLATE_ACCOUNT } from '../../../tools/local/operator-identity.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -11,11 +12,21 @@ export interface StencilProcess {
   output: string;
 }
 
-/** Starts `stencil run --kubeconfig <the test admin's, unless given> …args`. */
+/**
+ * Starts `stencil run --kubeconfig <the test admin's, unless given> …args`. Its Templates act as
+ * TEMPLATE_ACCOUNT of their namespace unless they name a ServiceAccount (grantTemplateAccount).
+ */
 export function spawnStencilRun(args: string[], kubeconfig = inject('kubeconfig')): StencilProcess {
   const child = spawn(
     process.execPath,
-    [join(root, 'dist', 'cli.js'), 'run', '--kubeconfig', kubeconfig, ...args],
+    [
+      join(root, 'dist', 'cli.js'),
+      'run',
+      '--kubeconfig',
+      kubeconfig,
+      `--default-service-account=${TEMPLATE_ACCOUNT}`,
+      ...args,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const running: StencilProcess = { child, output: '' };
