@@ -194,6 +194,8 @@ export class StencilOperator {
           error: error instanceof Error ? error.name : 'unknown',
         }),
     });
+    // Whether an account a Template acts as may read what the caches keep (ADR 0035).
+    const cachedReads = new CachedReadAccess(cluster);
     const sourceCache: SourceCache = {
       values: this.sourceValues,
       watched: (ref) => this.dependencies.registry.watchedSource(ref),
@@ -217,7 +219,7 @@ export class StencilOperator {
         authorizeSources: options.authorizeSources,
         sourceCache,
         tenancy: options.tenancy,
-        cachedReads: new CachedReadAccess(cluster),
+        cachedReads,
         impersonation: (account) => this.impersonation(account),
         now,
         log: (level, message, fields) => options.log[level](message, fields),
@@ -243,6 +245,9 @@ export class StencilOperator {
           renderer: this.renders.render,
           authorizeSources: options.authorizeSources,
           sourceCache,
+          tenancy: options.tenancy,
+          cachedReads,
+          impersonation: (account) => this.impersonation(account),
           changesWaiting: () => this.instances.queue.waiting('change') > 0,
         }),
         now,

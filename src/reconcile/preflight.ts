@@ -15,6 +15,7 @@ import { formatProblem } from '../engine/shared/problem.ts';
 import { isClusterError, type ClusterPort } from './cluster-port.ts';
 import type { AppliedMemo } from './instance/applied-memo.ts';
 import { previewApply } from './instance/applier.ts';
+import { actingFor, type ActingDeps } from './instance/acting.ts';
 import { evaluateOnCluster, type EvaluationDeps } from './instance/evaluate-on-cluster.ts';
 import { mapLimit } from './instance/resource-sync.ts';
 import type { CacheReader } from './reader.ts';
@@ -33,7 +34,7 @@ export const YIELD_RETRY_MS = 200;
 /** Errors of the cluster (not refusals) an instance's check may meet before it counts as failed. */
 const ATTEMPTS = 3;
 
-export interface PreflightDeps extends EvaluationDeps {
+export interface PreflightDeps extends EvaluationDeps, ActingDeps {
   cache: Pick<CacheReader, 'instancesOf' | 'instance' | 'namespaceLabels'>;
   /** What our applies produced: a render they produced exactly is unchanged without a read. */
   applied?: AppliedMemo;
@@ -169,13 +170,21 @@ export class PreflightRunner {
     if (isFrozen(instance, template)) return { instance: key, outcome: 'unchanged' };
     let redactor = Redactor.none;
     try {
-      const { evaluation } = await evaluateOnCluster(cluster, this.deps, instance, { template });
+      // As its pass would: as the account the Template acts as (ADR 0035).
+      const acting = await actingFor(cluster, this.deps, template, instance.status?.serviceAccount);
+      const { evaluation } = await evaluateOnCluster(
+        cluster,
+        this.deps,
+        instance,
+        { template },
+        { acting },
+      );
       redactor = evaluation.redactor;
       if (!evaluation.ok) {
         const { problem } = evaluation;
         return { instance: key, outcome: 'failed', reason: problem && formatProblem(problem) };
       }
-      const preview = await previewApply(cluster, {
+      const preview = await previewApply(acting.port, {
         owner: instanceOwner(instance),
         rendered: evaluation.resources,
         ignoreFields: ignoredFieldsUnder(template),

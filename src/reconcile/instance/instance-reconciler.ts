@@ -22,18 +22,8 @@ import {
 } from '../../framework/reconciler.ts';
 import { AppliedMemo } from './applied-memo.ts';
 import { applyResources } from './applier.ts';
-import {
-  isNamespaceTerminating,
-  type ClusterPort,
-  type Impersonation,
-  type ObjectId,
-} from '../cluster-port.ts';
-import {
-  actingIdentity,
-  parseServiceAccount,
-  serviceAccountUsername,
-  type ServiceAccountRef,
-} from '../../engine/shared/acting-identity.ts';
+import { isNamespaceTerminating, type ClusterPort, type ObjectId } from '../cluster-port.ts';
+import { actingFor, type ActingDeps } from './acting.ts';
 import { templateRefOf } from '../../engine/shared/template-ref.ts';
 import { evaluateOnCluster, type Acting, type EvaluationDeps } from './evaluate-on-cluster.ts';
 import { EventSender } from './event-sender.ts';
@@ -51,7 +41,7 @@ import { templateFor } from '../template-content.ts';
 
 export { WAIT_REQUEUE_MS } from '../../engine/pass/decision.ts';
 
-export interface InstanceReconcilerDeps extends EvaluationDeps {
+export interface InstanceReconcilerDeps extends EvaluationDeps, ActingDeps {
   cluster: ClusterPort;
   cache: CacheReader;
   tracker: DependencyTracker;
@@ -62,11 +52,6 @@ export interface InstanceReconcilerDeps extends EvaluationDeps {
   applied?: AppliedMemo;
   now: () => Date;
   log: ReconcileLog;
-  /**
-   * How a request is made as a ServiceAccount (ADR 0035): its username, and the extra that marks
-   * it as the operator's. Needed whenever `tenancy` acts as ServiceAccounts.
-   */
-  impersonation?: (account: ServiceAccountRef) => Promise<Impersonation>;
 }
 
 /** Retried with backoff by the work queue; its message is already in the status. */
@@ -207,41 +192,19 @@ export class InstanceReconciler implements Reconciler {
     }
   }
 
-  /**
-   * Who the Template's requests are made as in this pass (ADR 0035): the ServiceAccount its
-   * Template acts as; when the Template is gone or names none (a deletion), the one the instance
-   * recorded; else, and in single-team mode, the operator itself.
-   */
+  /** Who the Template's requests are made as in this pass (see actingFor, ADR 0035). */
   private async acting(pass: Pass, instance: TemplateInstance): Promise<Acting> {
     if (pass.acting) return pass.acting;
-    const account = this.accountOf(pass, instance);
-    const { impersonation } = this.deps;
-    pass.acting =
-      account && impersonation
-        ? {
-            port: pass.cluster.actingAs(await impersonation(account)),
-            user: {
-              username: serviceAccountUsername(account),
-              groups: [
-                'system:serviceaccounts',
-                `system:serviceaccounts:${account.namespace}`,
-                'system:authenticated',
-              ],
-            },
-          }
-        : { port: pass.cluster };
-    return pass.acting;
-  }
-
-  private accountOf(pass: Pass, instance: TemplateInstance): ServiceAccountRef | undefined {
-    const { tenancy } = this.deps;
-    if (!tenancy || tenancy.actAs === 'operator') return undefined;
     const ref = templateRefOf(instance);
     const template =
       pass.observed.content?.template ?? this.deps.cache.template(ref.namespace, ref.name);
-    const identity = template && actingIdentity(template, tenancy);
-    if (identity?.ok) return identity.serviceAccount;
-    return parseServiceAccount(instance.status?.serviceAccount);
+    pass.acting = await actingFor(
+      pass.cluster,
+      this.deps,
+      template,
+      instance.status?.serviceAccount,
+    );
+    return pass.acting;
   }
 
   /** Resolves and renders, and keeps the watches on what it read (and rendered) current. */
