@@ -13,7 +13,14 @@ import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { instance, secret, template } from './support/builders.ts';
 import { connect, freshNamespace } from './support/cluster.ts';
 import { conditionOf, instanceStatus } from './support/instances.ts';
-import { eventually, startOperator, userClient, type RunningOperator } from './support/operator.ts';
+import {
+  eventually,
+  rejectionOf,
+  startOperator,
+  userClient,
+  type RunningOperator,
+} from './support/operator.ts';
+import { deployAdmissionPolicies } from '../../tools/local/operator-identity.ts';
 
 const OTHER_SECRET = 'OTHER-TEAM-PASSWORD-9b71';
 const OPERATOR_SECRET = 'OPERATOR-WEBHOOK-KEY-51ad';
@@ -112,6 +119,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await running?.stop();
+  for (const policy of policies) await admin.delete(idOf(policy)).catch(() => undefined);
+});
+
+/** The chart's admission policy, under names of this file's own, while it runs. */
+const policies: KubeObject[] = [];
+const idOf = (o: KubeObject): { apiVersion: string; kind: string; name: string } => ({
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  name: o.metadata.name ?? '',
 });
 
 /** A Template of the author's (its default ServiceAccount: `templates`) and one instance of it. */
@@ -305,5 +321,66 @@ describe('a Template author limited to one namespace, through Stencil', () => {
     expect((await instanceStatus(author, own, 'other-secret'))?.serviceAccount).toBe(
       `${own}/templates`,
     );
+  });
+
+  it('cannot make a Template act as a ServiceAccount it may not impersonate itself', async () => {
+    // A powerful account in the same namespace, which the author may not use.
+    await admin.apply({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'deployer', namespace: own },
+    });
+    // The chart's policy, as installed with tenancy.defaultServiceAccount: templates.
+    const suffix = own.slice(own.lastIndexOf('-'));
+    for (const policy of deployAdmissionPolicies()) {
+      const renamed = JSON.parse(
+        JSON.stringify(policy)
+          .replaceAll('stencil-template-writers', `stencil-template-writers${suffix}`)
+          .replace(': \\"\\"', ': \\"templates\\"'),
+      ) as KubeObject;
+      policies.push(renamed);
+      await admin.apply(renamed);
+    }
+    const body = configMapIn(own).replace('{{quote parameters.v}}', 'x');
+    const asDeployer = template(own, 'as-deployer', {
+      serviceAccountName: 'deployer',
+      handlebars: body,
+    });
+    // The API server takes a moment to load a new policy: asked with dry runs until it does.
+    await eventually(
+      () => rejectionOf(author.apply(asDeployer, { dryRun: true })),
+      'the admission policy to refuse the Template',
+    );
+    const refusal = await rejectionOf(author.apply(asDeployer));
+    expect(refusal).toContain(`acts as ServiceAccount ${own}/deployer`);
+    expect(refusal).toContain('author@example.com may not impersonate');
+    expect(
+      await admin.get({
+        apiVersion: API_VERSION,
+        kind: 'Template',
+        name: 'as-deployer',
+        namespace: own,
+      }),
+    ).toBeUndefined();
+    // Its own account, named or by default, it may.
+    await author.apply(
+      template(own, 'as-templates', { serviceAccountName: 'templates', handlebars: body }),
+    );
+    await author.apply(template(own, 'by-default', { handlebars: body }));
+    // An admin who may impersonate it may hand the account to a Template.
+    await admin.apply(
+      template(own, 'as-deployer', { serviceAccountName: 'deployer', handlebars: body }),
+    );
+    // ...which the author may then not edit, since editing it is using the account.
+    expect(
+      await rejectionOf(
+        author.apply(
+          template(own, 'as-deployer', {
+            serviceAccountName: 'deployer',
+            handlebars: `${body}# edited\n`,
+          }),
+        ),
+      ),
+    ).toContain('may not impersonate');
   });
 });
