@@ -50,6 +50,18 @@ function binding(namespace: string, name: string, role: string, subject: unknown
   };
 }
 
+/** A Role in `namespace` with `rules`, bound to the account the author's Templates act as. */
+async function grantAccount(namespace: string, name: string, rules: unknown[]): Promise<void> {
+  await admin.apply({ apiVersion: rbac, kind: 'Role', metadata: { name, namespace }, rules });
+  await admin.apply(
+    binding(namespace, name, `Role/${name}`, {
+      kind: 'ServiceAccount',
+      name: 'templates',
+      namespace: own,
+    }),
+  );
+}
+
 beforeAll(async () => {
   const cluster = connect();
   own = await freshNamespace(cluster, 'tenancy-own');
@@ -65,25 +77,13 @@ beforeAll(async () => {
     kind: 'ServiceAccount',
     metadata: { name: 'templates', namespace: own },
   });
-  await admin.apply({
-    apiVersion: rbac,
-    kind: 'Role',
-    metadata: { name: 'workloads', namespace: own },
-    rules: [
-      {
-        apiGroups: [''],
-        resources: ['configmaps', 'secrets', 'events'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-    ],
-  });
-  await admin.apply(
-    binding(own, 'templates-workloads', 'Role/workloads', {
-      kind: 'ServiceAccount',
-      name: 'templates',
-      namespace: own,
-    }),
-  );
+  await grantAccount(own, 'workloads', [
+    {
+      apiGroups: [''],
+      resources: ['configmaps', 'secrets', 'events'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+  ]);
   // The author: Templates and instances, edit, and the ServiceAccount to act as, in `own` only.
   await admin.apply({
     apiVersion: rbac,
@@ -268,31 +268,14 @@ describe('a Template author limited to one namespace, through Stencil', () => {
   });
 
   it("works once the other namespace's admin grants its ServiceAccount those rights", async () => {
-    await admin.apply({
-      apiVersion: rbac,
-      kind: 'Role',
-      metadata: { name: 'from-tenancy-own', namespace: other },
-      rules: [
-        {
-          apiGroups: [''],
-          resources: ['secrets'],
-          verbs: ['get'],
-          resourceNames: ['other-secret'],
-        },
-        {
-          apiGroups: [''],
-          resources: ['configmaps'],
-          verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'],
-        },
-      ],
-    });
-    await admin.apply(
-      binding(other, 'from-tenancy-own', 'Role/from-tenancy-own', {
-        kind: 'ServiceAccount',
-        name: 'templates',
-        namespace: own,
-      }),
-    );
+    await grantAccount(other, 'from-tenancy-own', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['other-secret'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'],
+      },
+    ]);
     // Nothing tells the operator of a grant: the instances are touched, as their owner would.
     for (const name of ['other-secret', 'object-elsewhere'])
       await author.patchMetadata(

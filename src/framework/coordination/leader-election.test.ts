@@ -1,5 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LeaderElector, type Lease, type LeaseStore } from './leader-election.ts';
+import {
+  LeaderElector,
+  type LeaderElectorOptions,
+  type Lease,
+  type LeaseStore,
+} from './leader-election.ts';
 
 /** A Lease in memory whose writes can be made to fail. */
 class MemoryLeaseStore implements LeaseStore {
@@ -22,7 +27,12 @@ class MemoryLeaseStore implements LeaseStore {
   }
 }
 
-function elector(store: MemoryLeaseStore, clock: { now: number }, lost: string[]): LeaderElector {
+function elector(
+  store: MemoryLeaseStore,
+  clock: { now: number } | undefined,
+  lost: string[],
+  options: Partial<LeaderElectorOptions> = {},
+): LeaderElector {
   return new LeaderElector({
     identity: 'me',
     name: 'lease',
@@ -33,7 +43,8 @@ function elector(store: MemoryLeaseStore, clock: { now: number }, lost: string[]
     retryPeriodMs: 60_000,
     onStartedLeading: () => undefined,
     onStoppedLeading: () => lost.push('lost'),
-    now: () => clock.now,
+    ...(clock ? { now: () => clock.now } : {}),
+    ...options,
   });
 }
 
@@ -90,16 +101,8 @@ describe('LeaderElector against a failing API server', () => {
       const get = store.get.bind(store);
       store.get = () => (gets++, get());
       const logs: string[] = [];
-      const e = new LeaderElector({
-        identity: 'me',
-        name: 'lease',
-        namespace: 'ns',
-        store,
-        leaseDurationMs: 15_000,
-        renewDeadlineMs: 10_000,
+      const e = elector(store, undefined, [], {
         retryPeriodMs: 2_000,
-        onStartedLeading: () => undefined,
-        onStoppedLeading: () => undefined,
         log: (level, message) => logs.push(`${level} ${message}`),
       });
       e.start();
