@@ -1,7 +1,8 @@
-// Issue #23 defect 2 on the real API server: the operator runs with the chart's RBAC, which has
-// no PersistentVolumeClaim rights, and a Template renders a claim. The instance says so in its
-// status (Ready=False, naming verb, resource and namespace) instead of having none, and deleting
-// it does not hang on its finalizer.
+// A right missing, on the real API server: the operator runs with the chart's RBAC, as an install
+// does, and the Template acts as a ServiceAccount of its namespace that may write ConfigMaps but
+// not PersistentVolumeClaims, and the Template renders a claim. The instance says so in its status
+// (Ready=False, naming the account, verb, resource and namespace) instead of having none, and
+// deleting it does not hang on its finalizer.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,8 +57,35 @@ beforeAll(async () => {
   });
   const kubeconfig = join(scratch, 'operator.kubeconfig');
   operator = (await installOperatorIdentity(admin, rbac, kubeconfig)).connection;
-  running = await startOperator([ns], kubeconfig);
   user = (await userClient()).cluster;
+  // The Template's account: ConfigMaps only.
+  await user.apply({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'templates', namespace: ns },
+  });
+  await user.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'templates', namespace: ns },
+    rules: [
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'list', 'create', 'patch', 'delete'],
+      },
+    ],
+  } as KubeObject);
+  await user.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'templates', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'templates' },
+    subjects: [{ kind: 'ServiceAccount', name: 'templates', namespace: ns }],
+  } as KubeObject);
+  running = await startOperator([ns], kubeconfig, {
+    tenancy: { actAs: 'service-account', defaultServiceAccount: 'templates' },
+  });
   await user.apply(template(ns, 'with-claim', { sync: { mode: 'revert' }, handlebars: BODY }));
 }, 60_000);
 
@@ -69,7 +97,7 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe('a kind the operator has no rights on', () => {
+describe("a kind the Template's ServiceAccount has no rights on", () => {
   it('shows Ready=False naming verb, resource and namespace, and deleting the instance finishes', async () => {
     await user.apply(instance(ns, 'app', 'with-claim'));
     const ready = await eventually(async () => {
@@ -77,6 +105,7 @@ describe('a kind the operator has no rights on', () => {
       return condition?.status === 'False' && condition;
     }, 'the instance to report the missing right');
     expect(ready.reason).toBe('ApplyFailed');
+    expect(ready.message).toContain(`system:serviceaccount:${ns}:templates`);
     expect(ready.message).toContain('cannot patch resource "persistentvolumeclaims"');
     expect(ready.message).toContain(`in the namespace "${ns}"`);
 

@@ -1,8 +1,9 @@
 // Strict mode tells the operator from everybody else by its exact identity: the operator runs as
-// its own ServiceAccount under the chart's RBAC (as an install does); a cluster-admin and a
-// system:masters user are both refused a patch and a delete, told which instance to edit; a
-// member of a break-glass group gets through and the operator reverts the change; the operator's
-// own prunes and deletes still pass the webhook.
+// its own ServiceAccount under the chart's RBAC (as an install does) and writes as the Template's
+// ServiceAccount (ADR 0035); a cluster-admin, a system:masters user and that same ServiceAccount
+// with its own token (as a Pod of it would) are all refused a patch and a delete, told which
+// instance to edit; a member of a break-glass group gets through and the operator reverts the
+// change; the operator's own (impersonated) prunes and deletes still pass the webhook.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,10 +16,12 @@ import type { KubeCluster } from '../../src/kube/cluster.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
 import {
   deployRbac,
+  grantTemplateAccount,
   installOperatorIdentity,
   relocateRbac,
   removeClusterScoped,
   selfAccess,
+  TEMPLATE_ACCOUNT,
   waitForAccess,
   writeServiceAccountKubeconfig,
   type ServiceAccountRef,
@@ -46,7 +49,7 @@ let ns: string;
 let account: ServiceAccountRef;
 let rbac: KubeObject[];
 let running: RunningOperator | undefined;
-const people = {} as Record<'alice' | 'bob' | 'tester', KubeCluster>;
+const people = {} as Record<'alice' | 'bob' | 'tester' | 'templates', KubeCluster>;
 const connections: KubeConnection[] = [];
 let breakGlassGroup: string;
 let bobUsername: string;
@@ -127,7 +130,16 @@ beforeAll(async () => {
   connections.push(tester.connection);
   people.tester = tester.cluster;
 
+  // The Template's account, and the same account as a Pod of it would use it: its own token.
+  await grantTemplateAccount(admin.cluster, ns);
+  const own = join(scratch, 'templates.kubeconfig');
+  await writeServiceAccountKubeconfig(admin, { namespace: ns, name: TEMPLATE_ACCOUNT }, own);
+  const templates = await userClient(own);
+  connections.push(templates.connection);
+  people.templates = templates.cluster;
+
   running = await startOperator([ns], join(scratch, 'operator.kubeconfig'), {
+    tenancy: { actAs: 'service-account', defaultServiceAccount: TEMPLATE_ACCOUNT },
     webhook: loopbackWebhook(operatorNamespace, configuration, {
       breakGlassGroups: [breakGlassGroup],
       configurations: 'install',
@@ -182,6 +194,7 @@ describe('strict mode under the operator’s own identity', () => {
   it.each([
     ['a ServiceAccount bound to cluster-admin', 'alice'],
     ['a system:masters user', 'tester'],
+    ["the Template's own ServiceAccount, with its own token", 'templates'],
   ] as const)(
     'refuses %s a patch and a delete, naming the instance to edit',
     async (_who, name) => {

@@ -170,12 +170,13 @@ export function withTypedApiRbac(groups: string[]): (objects: KubeObject[]) => K
 type Binding = KubeObject & {
   roleRef?: { name: string };
   subjects?: { kind: string; name: string; namespace?: string }[];
+  rules?: { resourceNames?: string[] }[];
 };
 
 /**
  * `objects` (a chart rendering, where every RBAC object bears the ServiceAccount's name) moved to
- * `account`: names, namespaces, role references and ServiceAccount subjects rewritten, so tests
- * can install the chart's RBAC next to other copies of it.
+ * `account`: names, namespaces, role references, ServiceAccount subjects and the username a rule
+ * names rewritten, so tests can install the chart's RBAC next to other copies of it.
  */
 export function relocateRbac(objects: KubeObject[], account: ServiceAccountRef): KubeObject[] {
   return objects.map((object) => {
@@ -187,6 +188,12 @@ export function relocateRbac(objects: KubeObject[], account: ServiceAccountRef):
       copy.subjects = copy.subjects.map((s) =>
         s.kind === 'ServiceAccount' ? { ...s, ...account } : s,
       );
+    // The extra only the operator may impersonate names it (ADR 0035): its new name, then.
+    const from = `system:serviceaccount:${DEPLOY_ACCOUNT.namespace}:${DEPLOY_ACCOUNT.name}`;
+    const to = `system:serviceaccount:${account.namespace}:${account.name}`;
+    for (const rule of copy.rules ?? [])
+      if (rule.resourceNames)
+        rule.resourceNames = rule.resourceNames.map((n) => (n === from ? to : n));
     return copy;
   });
 }
