@@ -75,14 +75,14 @@ beforeAll(async () => {
         verbs: ['get', 'list', 'create', 'patch', 'delete'],
       },
     ],
-  } as KubeObject);
+  });
   await user.apply({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'RoleBinding',
     metadata: { name: 'templates', namespace: ns },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'templates' },
     subjects: [{ kind: 'ServiceAccount', name: 'templates', namespace: ns }],
-  } as KubeObject);
+  });
   running = await startOperator([ns], kubeconfig, {
     tenancy: { actAs: 'service-account', defaultServiceAccount: 'templates' },
   });
