@@ -24,21 +24,25 @@ import type {
 /** A MemorySource that records every request and can be told to fail reads. */
 class RecordingSource extends MemorySource {
   readonly requests: string[] = [];
+  /** The reads the port depends on (and the operator would watch). */
+  readonly watched: string[] = [];
   constructor(
     objects: KubeObject[],
     private readonly failWith?: ReadFailure,
   ) {
     super(objects);
   }
-  override get(ref: ObjectRef): ReturnType<SourcePort['get']> {
-    this.requests.push(`get ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
+  override async get(
+    ref: ObjectRef,
+    shared?: (object: KubeObject) => boolean,
+  ): ReturnType<SourcePort['get']> {
+    const request = `get ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`;
+    this.requests.push(request);
     if (this.failWith)
-      return Promise.resolve({
-        ok: false,
-        failure: this.failWith,
-        message: `read failed (${this.failWith})`,
-      });
-    return super.get(ref);
+      return { ok: false, failure: this.failWith, message: `read failed (${this.failWith})` };
+    const read = await super.get(ref);
+    if (!shared || (read.ok && shared(read.value))) this.watched.push(request);
+    return read;
   }
   override list(ref: ListRef): ReturnType<SourcePort['list']> {
     this.requests.push(`list ${ref.kind} ${ref.namespace ?? '*'}`);
@@ -575,6 +579,31 @@ describe("reads from the Template's own namespace (spec.sources)", () => {
       spec: { sources },
     });
     expect(resolved.values.p).toBe(expected);
+  });
+
+  it('refuses a missing and an unshared Secret alike, and depends on neither', async () => {
+    const refusal = async (name: string): Promise<{ message: string; watched: string[] }> => {
+      const { result, source } = await resolve({
+        declarations: [{ name: 'p' }],
+        overrides: [{ name: 'p', valueFrom: secretIn(name) }],
+        objects,
+        spec: { sources: [shared] },
+      });
+      const problem = !result.ok ? result.problems[0]! : undefined;
+      expect(problem?.reason).toBe('ReferenceNotPermitted');
+      return { message: problem!.message.replaceAll(name, '<name>'), watched: source.watched };
+    };
+    const unshared = await refusal('private-b');
+    const missing = await refusal('no-such-secret');
+    expect(missing).toEqual(unshared);
+    expect(unshared.watched).toEqual([]);
+    const { source } = await resolve({
+      declarations: [{ name: 'p' }],
+      overrides: [{ name: 'p', valueFrom: secretIn('public-a') }],
+      objects,
+      spec: { sources: [shared] },
+    });
+    expect(source.watched).toEqual(['get Secret platform/public-a']);
   });
 
   it('lists only the objects a selector entry matches', async () => {

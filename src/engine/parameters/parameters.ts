@@ -133,13 +133,15 @@ function templateName(template: Template): string {
   return `${template.metadata.namespace ?? ''}/${template.metadata.name ?? ''}`;
 }
 
-function notListed(ctx: Context, what: string, entry: string): SourceOutcome {
+function notListed(ctx: Context, what: string, entry: string): Refusal {
   return notPermitted(
     `${what} is in the namespace of the Template "${templateName(ctx.template)}", which lets instances in other namespaces read only the objects its spec.sources lists; add ${entry} to the Template's spec.sources to allow it`,
   );
 }
 
-const notPermitted = (message: string): SourceOutcome => ({
+type Refusal = Extract<SourceOutcome, { ok: false }>;
+
+const notPermitted = (message: string): Refusal => ({
   ok: false,
   failure: 'Forbidden',
   message,
@@ -185,15 +187,31 @@ function entryText(ref: { apiVersion: string; kind: string; name: string }): str
   return `{${version}kind: ${ref.kind}, name: ${ref.name}}`;
 }
 
-/** A read the policy let through on labels: the object must match a spec.sources selector. */
-function labelsFailure(
+/**
+ * Reads one named source and records it. One that only a spec.sources selector can share (policy
+ * `labels`) is recorded, and watched, only once its labels share it, and a missing one is refused
+ * like an unshared one: nobody learns through an instance which names exist in the Template's
+ * namespace, or when an object that is not shared changes (a SourceChanged event).
+ */
+async function readNamed(
   ctx: Context,
-  object: KubeObject,
-  ref: { apiVersion: string; kind: string; name: string },
+  target: { apiVersion: string; kind: string; name: string; namespace?: string },
   what: string,
-): SourceOutcome | undefined {
-  if (isListedSource(ctx.template, { ...ref, labels: object.metadata.labels })) return undefined;
-  return notListed(ctx, what, `${entryText(ref)} (or labels its selector matches)`);
+  policy: 'labels' | undefined,
+): Promise<SourceRead<KubeObject> | Refusal> {
+  if (policy === undefined) {
+    ctx.sources.push(target);
+    return ctx.port.get(target);
+  }
+  const shared = (object: KubeObject): boolean =>
+    isListedSource(ctx.template, { ...target, labels: object.metadata.labels });
+  const read = await ctx.port.get(target, shared);
+  const refusal = (): Refusal =>
+    notListed(ctx, what, `${entryText(target)} (or labels its selector matches)`);
+  if (!read.ok) return read.failure === 'NotFound' ? refusal() : read;
+  if (!shared(read.value)) return refusal();
+  ctx.sources.push(target);
+  return read;
 }
 
 /** Strict UTF-8: bytes that are not text fail instead of becoming U+FFFD (ADR 0019). */
@@ -243,13 +261,8 @@ async function readKey(
   if (policy !== undefined && policy !== 'labels') return policy;
   const unauthorized = await authorization(ctx, { verb: 'get', ...target });
   if (unauthorized) return unauthorized;
-  ctx.sources.push({ apiVersion: 'v1', kind, namespace, name: ref.name });
-  const read = await ctx.port.get(target);
+  const read = await readNamed(ctx, target, what, policy);
   if (!read.ok) return read;
-  if (policy === 'labels') {
-    const denied = labelsFailure(ctx, read.value, target, what);
-    if (denied) return denied;
-  }
   const object = read.value as {
     data?: Record<string, unknown>;
     binaryData?: Record<string, unknown>;
@@ -307,13 +320,8 @@ async function readOne(
   if (policy !== undefined && policy !== 'labels') return policy;
   const unauthorized = await authorization(ctx, { verb: 'get', ...target, namespace });
   if (unauthorized) return unauthorized;
-  ctx.sources.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
-  const read = await ctx.port.get({ ...target, namespace });
+  const read = await readNamed(ctx, { ...target, namespace }, what, policy);
   if (!read.ok) return read;
-  if (policy === 'labels') {
-    const denied = labelsFailure(ctx, read.value, target, what);
-    if (denied) return denied;
-  }
   const matches = matchPath(ref.jsonPath, read.value, what);
   if (!matches.ok) return matches;
   const value = (matches.value.length === 1 ? matches.value[0] : matches.value) as JsonValue;

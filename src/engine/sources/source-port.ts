@@ -50,7 +50,11 @@ export type AccessDecision = { allowed: true } | { allowed: false; message: stri
 export interface SourcePort {
   /** Whether a kind is namespaced; `undefined` when the API server does not serve it. */
   scopeOf(apiVersion: string, kind: string): Promise<KindScope | undefined>;
-  get(ref: ObjectRef): Promise<SourceRead<KubeObject>>;
+  /**
+   * One object. With `shared`, the object may be read only if it passes (a spec.sources selector
+   * over its labels): the port then depends on it, and watches it, only when it exists and does.
+   */
+  get(ref: ObjectRef, shared?: (object: KubeObject) => boolean): Promise<SourceRead<KubeObject>>;
   list(ref: ListRef): Promise<SourceRead<ObjectList>>;
   /**
    * Whether a read the reference policy permits may be made on behalf of whoever asked for the

@@ -83,17 +83,21 @@ export class ClusterSource implements SourcePort {
     return this.cluster.scopeOf(apiVersion, kind);
   }
 
-  async get(ref: ObjectRef): Promise<SourceRead<KubeObject>> {
+  async get(
+    ref: ObjectRef,
+    shared?: (object: KubeObject) => boolean,
+  ): Promise<SourceRead<KubeObject>> {
     const read: SourceAccess = {
       apiVersion: ref.apiVersion,
       kind: ref.kind,
       namespace: ref.namespace,
       name: ref.name,
     };
-    this.reads.push(read);
+    if (!shared) this.reads.push(read);
     try {
       const object = await this.fetch(ref);
       read.observed = versionsOf(object ? [object] : []);
+      if (shared && object && shared(object)) this.reads.push(read);
       if (object) return { ok: true, value: object };
       return { ok: false, failure: 'NotFound', message: `${describeRef(ref)} not found` };
     } catch (error) {
