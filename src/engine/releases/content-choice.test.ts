@@ -128,6 +128,22 @@ describe('chooseContent', () => {
     if (ignore) expect(choice.template?.spec.sync?.ignoreFields).toEqual([ignore]);
   });
 
+  it("a pin keeps its revision's body, under the live sync mode and locked parameters", () => {
+    const tightened = live(2, false);
+    tightened.spec.sync = { mode: 'strict' };
+    tightened.spec.parameters = [{ name: 'tier', disableOverride: true }];
+    const old = revision(1);
+    old.spec.content.sync = { mode: 'off', ignoreFields: ['r1'] };
+    old.spec.content.parameters = [{ name: 'tier' }, { name: 'size' }];
+    const choice = chooseContent({ instance: instance(1), live: tightened, revisions: [old] });
+    expect(choice.template?.spec.handlebars).toBe(bodyOf(1));
+    expect(choice.template?.spec.sync).toEqual({ mode: 'strict', ignoreFields: ['r1'] });
+    expect(choice.template?.spec.parameters).toEqual([
+      { name: 'tier', disableOverride: true },
+      { name: 'size' },
+    ]);
+  });
+
   it('a revision not among those at hand is reported missing, then chosen once it is given', () => {
     const input = { instance: instance(1), live: live(2, false), revisions: [revision(2)] };
     expect(chooseContent(input).missingRevision).toBe(1);

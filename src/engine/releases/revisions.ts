@@ -29,15 +29,24 @@ export function revisionName(template: string, revision: number): string {
 
 /**
  * The Template an instance renders when it is on `revision`: the revision's content, with the
- * live Template's namespace and reference policy (a pin must not keep a policy the platform team
- * has since tightened) and release settings.
+ * live Template's policy, which a pin must not keep as it was before the platform team tightened
+ * it: its namespace and reference policy, its sync mode (a tenant must not pin around a later
+ * strict), which parameters it locks (disableOverride), and its release settings.
  */
 export function templateAtRevision(live: Template, revision: TemplateRevision): Template {
   const { content } = revision.spec;
+  const locked = new Set(
+    (live.spec.parameters ?? []).filter((p) => p.disableOverride).map((p) => p.name),
+  );
   return {
     ...live,
     spec: {
       ...content,
+      parameters: content.parameters?.map((p) =>
+        locked.has(p.name) ? { ...p, disableOverride: true } : p,
+      ),
+      // Its ignoreFields go with the body it renders; its mode is the live one.
+      sync: { ...content.sync, mode: live.spec.sync?.mode ?? 'off' },
       targetNamespaces: live.spec.targetNamespaces,
       sourceNamespaces: live.spec.sourceNamespaces,
       sources: live.spec.sources,
