@@ -167,6 +167,12 @@ export const CRD_SCHEMAS = {
             format: 'int64',
           },
           observedGeneration: { type: 'integer', format: 'int64' },
+          syncMode: {
+            description:
+              "The sync mode the last pass ran under, the live Template's. Under strict, the instance itself is the platform's too: only who holds the verb place on templateinstances may change or delete it (docs/operations.md, Tenancy).",
+            type: 'string',
+            enum: ['off', 'revert', 'strict'],
+          },
           serviceAccount: {
             description:
               'The ServiceAccount (namespace/name) the last pass acted as; deleting the instance acts as it when its Template is gone.',

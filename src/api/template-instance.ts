@@ -2,6 +2,7 @@
 // config/crd/stencil.dev_templateinstances.yaml.
 import type { Condition } from './condition.ts';
 import type { JsonValue, ObjectMeta } from './object-meta.ts';
+import type { SyncMode } from './template.ts';
 
 export interface KeyRef {
   name: string;
@@ -87,6 +88,8 @@ export interface TemplateInstanceStatus {
   latestRevision?: number;
   observedGeneration?: number;
   resolvedTemplateRef?: { name: string; namespace: string; generation?: number };
+  /** The sync mode the last pass ran under; `strict` makes the instance the platform's (ADR 0035). */
+  syncMode?: SyncMode;
   /** The ServiceAccount (`namespace/name`) the last pass acted as (ADR 0035). */
   serviceAccount?: string;
   resolvedParameters?: ResolvedParameter[];

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../src/api/object-meta.ts';
+import type { MetadataPatch, ObjectId } from '../../src/reconcile/cluster-port.ts';
 import { connect as connectKube, type KubeConnection } from '../../src/kube/connection.ts';
 import {
   requesterWebhookConfiguration,
@@ -41,6 +42,7 @@ import { connect, freshNamespace } from './support/cluster.ts';
 import {
   eventually,
   loopbackWebhook,
+  rejectionOf,
   removeWebhookConfiguration,
   renameStrictConfiguration,
   startOperator,
@@ -398,6 +400,8 @@ describe('the operator under exactly the chart RBAC', () => {
   /** The cluster-scoped roles and bindings of the samples' ServiceAccounts. */
   const sampleRbac: KubeObject[] = [];
   let chartConfiguration: KubeObject | undefined;
+  /** The chart's policy keeping what the platform places (ADR 0035), once applied. */
+  const placedPolicy: KubeObject[] = [];
 
   beforeAll(async () => {
     operatorNamespace = await freshNamespace(connect(), 'stencil-rbac');
@@ -414,6 +418,11 @@ describe('the operator under exactly the chart RBAC', () => {
       configuration,
     );
     chartConfiguration = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
+    placedPolicy.push(...objects.filter((o) => o.metadata.name === `${fullname}-placed-instances`));
+    expect(placedPolicy.map((o) => o.kind).sort()).toEqual([
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
     const rbacKinds = [
       'ServiceAccount',
       'ClusterRole',
@@ -482,6 +491,10 @@ describe('the operator under exactly the chart RBAC', () => {
 
   afterAll(async () => {
     await removeWebhookConfiguration(admin.cluster, configuration).catch(() => undefined);
+    for (const o of placedPolicy)
+      await admin.cluster
+        .delete({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name ?? '' })
+        .catch(() => undefined);
     await running?.stop();
     operatorConnection?.http.close();
     await removeClusterScoped(admin, [...rbacObjects, ...sampleRbac]);
@@ -623,5 +636,114 @@ describe('the operator under exactly the chart RBAC', () => {
     });
     // Nothing it tried was forbidden.
     expect(running!.logs.filter((line) => /forbidden/i.test(line))).toEqual([]);
+  }, 120_000);
+
+  it('keeps what the platform placed from namespace editors, and takes a detached one back', async () => {
+    const get = (
+      apiVersion: string,
+      kind: string,
+      name: string,
+      namespace: string,
+    ): Promise<KubeObject | undefined> => admin.cluster.get({ apiVersion, kind, name, namespace });
+    const stamped = { apiVersion: 'stencil.dev/v1alpha1', kind: 'TemplateInstance' };
+    // The chart's policy, limited to this file's namespaces while it runs.
+    for (const o of placedPolicy) {
+      const limited = structuredClone(o) as KubeObject & {
+        spec: { matchConstraints?: Record<string, unknown> };
+      };
+      if (limited.spec.matchConstraints)
+        limited.spec.matchConstraints.namespaceSelector = {
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'In', values: [teamA, teamE] },
+          ],
+        };
+      await admin.cluster.apply(limited);
+    }
+    // A namespace editor: everything on instances (as the chart's stencil:edit gives), no `place`.
+    const rbac = 'rbac.authorization.k8s.io';
+    for (const namespace of [teamA, teamE]) {
+      await admin.cluster.apply({
+        apiVersion: `${rbac}/v1`,
+        kind: 'Role',
+        metadata: { name: 'instance-editor', namespace },
+        rules: [
+          {
+            apiGroups: ['stencil.dev'],
+            resources: ['templateinstances'],
+            verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+          },
+        ],
+      });
+      await admin.cluster.apply({
+        apiVersion: `${rbac}/v1`,
+        kind: 'RoleBinding',
+        metadata: { name: 'instance-editor', namespace },
+        roleRef: { apiGroup: rbac, kind: 'Role', name: 'instance-editor' },
+        subjects: [{ apiGroup: rbac, kind: 'User', name: 'editor@example.com' }],
+      });
+    }
+    const editor = admin.cluster.actingAs({ username: 'editor@example.com' });
+    const fanout = (await get(stamped.apiVersion, stamped.kind, 'tenant-settings', teamE))!;
+    const baseline = (await get(stamped.apiVersion, stamped.kind, 'baseline', teamA))!;
+    expect(baseline.status).toMatchObject({ syncMode: 'strict' });
+    const id = (o: KubeObject): ObjectId => ({
+      ...stamped,
+      name: o.metadata.name ?? '',
+      namespace: o.metadata.namespace,
+    });
+    const raise = { parameters: [{ name: 'maxPods', value: '100000' }] };
+    const live = async (o: KubeObject): Promise<KubeObject> => (await admin.cluster.get(id(o)))!;
+    // The API server takes a moment to load a new policy: asked (with a harmless label) until it
+    // refuses.
+    await eventually(
+      async () =>
+        rejectionOf(editor.patchMetadata(await live(fanout), { labels: { probe: 'yes' } })),
+      'the admission policy to keep the stamped instance',
+    );
+    const detachOwner = { ownerReferences: null } as unknown as MetadataPatch;
+    const attempts: [string, () => Promise<unknown>][] = [
+      [
+        'detach (label)',
+        async () =>
+          editor.patchMetadata(await live(fanout), {
+            labels: { 'stencil.dev/instance-set': null },
+          }),
+      ],
+      ['detach (owner)', async () => editor.patchMetadata(await live(fanout), detachOwner)],
+      ['raise the quota', async () => editor.patchSpec(await live(fanout), raise)],
+      ['delete the stamped instance', () => editor.delete(id(fanout))],
+      ['delete the strict baseline', () => editor.delete(id(baseline))],
+      [
+        'edit the strict baseline',
+        async () => editor.patchSpec(await live(baseline), { parameters: [] }),
+      ],
+    ];
+    for (const [what, attempt] of attempts)
+      expect(await rejectionOf(attempt()), what).toMatch(
+        /is the platform's \((stamped by TemplateInstanceSet|under sync mode strict).*editor@example\.com may not (update|delete) it/,
+      );
+    // Nothing moved: the quota as the Set renders it, the five strict policies.
+    expect((await get('v1', 'ResourceQuota', 'tenant-pod-quota', teamE))?.spec).toEqual({
+      hard: { pods: '50' },
+    });
+    const policies = await admin.cluster.list('networking.k8s.io/v1', 'NetworkPolicy', {
+      namespace: teamA,
+    });
+    expect(policies).toHaveLength(5);
+
+    // One who may place it (here the admin) detaches and raises it: the Set takes it back.
+    await admin.cluster.patchMetadata(await live(fanout), {
+      labels: { 'stencil.dev/instance-set': null },
+    });
+    await admin.cluster.patchSpec(await live(fanout), raise);
+    await eventually(async () => {
+      const live = await get(stamped.apiVersion, stamped.kind, 'tenant-settings', teamE);
+      const quota = await get('v1', 'ResourceQuota', 'tenant-pod-quota', teamE);
+      return (
+        live?.metadata.labels?.['stencil.dev/instance-set'] !== undefined &&
+        JSON.stringify(quota?.spec) === JSON.stringify({ hard: { pods: '50' } }) &&
+        !JSON.stringify(live.spec).includes('100000')
+      );
+    }, 'the Set to take its instance back');
   }, 120_000);
 });

@@ -77,3 +77,15 @@ Operator replicas: sharding.replicas when sharding, else replicaCount.
 {{- define "stencil.replicas" -}}
 {{- if .Values.sharding.enabled }}{{ .Values.sharding.replicas }}{{ else }}{{ .Values.replicaCount }}{{ end }}
 {{- end }}
+
+{{/*
+The API groups Templates may publish kinds in (typedApis.allow, docs/adr/0032), as a sorted JSON
+list without repeats.
+*/}}
+{{- define "stencil.typedGroups" -}}
+{{- $groups := list }}
+{{- range $namespace, $allowed := .Values.typedApis.allow }}
+{{- $groups = concat $groups $allowed }}
+{{- end }}
+{{- $groups | uniq | sortAlpha | toJson }}
+{{- end }}

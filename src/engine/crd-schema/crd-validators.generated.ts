@@ -169,6 +169,12 @@ const schema11 = {
           format: 'int64',
         },
         observedGeneration: { type: 'integer', format: 'int64' },
+        syncMode: {
+          description:
+            "The sync mode the last pass ran under, the live Template's. Under strict, the instance itself is the platform's too: only who holds the verb place on templateinstances may change or delete it (docs/operations.md, Tenancy).",
+          type: 'string',
+          enum: ['off', 'revert', 'strict'],
+        },
         serviceAccount: {
           description:
             'The ServiceAccount (namespace/name) the last pass acted as; deleting the instance acts as it when its Template is gone.',
@@ -2492,36 +2498,35 @@ function validate10(
             }
           }
         }
-        if (data27.serviceAccount !== undefined) {
-          let data34 = data27.serviceAccount;
-          if (typeof data34 === 'string') {
-            if (func2(data34) > 317) {
-              const err92 = {
-                instancePath: instancePath + '/status/serviceAccount',
-                schemaPath: '#/properties/status/properties/serviceAccount/maxLength',
-                keyword: 'maxLength',
-                params: { limit: 317 },
-                message: 'must NOT have more than 317 characters',
-                schema: 317,
-                parentSchema: schema11.properties.status.properties.serviceAccount,
-                data: data34,
-              };
-              if (vErrors === null) {
-                vErrors = [err92];
-              } else {
-                vErrors.push(err92);
-              }
-              errors++;
-            }
-          } else {
-            const err93 = {
-              instancePath: instancePath + '/status/serviceAccount',
-              schemaPath: '#/properties/status/properties/serviceAccount/type',
+        if (data27.syncMode !== undefined) {
+          let data34 = data27.syncMode;
+          if (typeof data34 !== 'string') {
+            const err92 = {
+              instancePath: instancePath + '/status/syncMode',
+              schemaPath: '#/properties/status/properties/syncMode/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
-              schema: schema11.properties.status.properties.serviceAccount.type,
-              parentSchema: schema11.properties.status.properties.serviceAccount,
+              schema: schema11.properties.status.properties.syncMode.type,
+              parentSchema: schema11.properties.status.properties.syncMode,
+              data: data34,
+            };
+            if (vErrors === null) {
+              vErrors = [err92];
+            } else {
+              vErrors.push(err92);
+            }
+            errors++;
+          }
+          if (!(data34 === 'off' || data34 === 'revert' || data34 === 'strict')) {
+            const err93 = {
+              instancePath: instancePath + '/status/syncMode',
+              schemaPath: '#/properties/status/properties/syncMode/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema11.properties.status.properties.syncMode.enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema11.properties.status.properties.syncMode.enum,
+              parentSchema: schema11.properties.status.properties.syncMode,
               data: data34,
             };
             if (vErrors === null) {
@@ -2532,13 +2537,53 @@ function validate10(
             errors++;
           }
         }
+        if (data27.serviceAccount !== undefined) {
+          let data35 = data27.serviceAccount;
+          if (typeof data35 === 'string') {
+            if (func2(data35) > 317) {
+              const err94 = {
+                instancePath: instancePath + '/status/serviceAccount',
+                schemaPath: '#/properties/status/properties/serviceAccount/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 317 },
+                message: 'must NOT have more than 317 characters',
+                schema: 317,
+                parentSchema: schema11.properties.status.properties.serviceAccount,
+                data: data35,
+              };
+              if (vErrors === null) {
+                vErrors = [err94];
+              } else {
+                vErrors.push(err94);
+              }
+              errors++;
+            }
+          } else {
+            const err95 = {
+              instancePath: instancePath + '/status/serviceAccount',
+              schemaPath: '#/properties/status/properties/serviceAccount/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema11.properties.status.properties.serviceAccount.type,
+              parentSchema: schema11.properties.status.properties.serviceAccount,
+              data: data35,
+            };
+            if (vErrors === null) {
+              vErrors = [err95];
+            } else {
+              vErrors.push(err95);
+            }
+            errors++;
+          }
+        }
         if (data27.resolvedTemplateRef !== undefined) {
-          let data35 = data27.resolvedTemplateRef;
-          if (data35 && typeof data35 == 'object' && !Array.isArray(data35)) {
-            if (data35.name !== undefined) {
-              let data36 = data35.name;
-              if (typeof data36 !== 'string') {
-                const err94 = {
+          let data36 = data27.resolvedTemplateRef;
+          if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
+            if (data36.name !== undefined) {
+              let data37 = data36.name;
+              if (typeof data37 !== 'string') {
+                const err96 = {
                   instancePath: instancePath + '/status/resolvedTemplateRef/name',
                   schemaPath:
                     '#/properties/status/properties/resolvedTemplateRef/properties/name/type',
@@ -2549,20 +2594,20 @@ function validate10(
                     schema11.properties.status.properties.resolvedTemplateRef.properties.name.type,
                   parentSchema:
                     schema11.properties.status.properties.resolvedTemplateRef.properties.name,
-                  data: data36,
+                  data: data37,
                 };
                 if (vErrors === null) {
-                  vErrors = [err94];
+                  vErrors = [err96];
                 } else {
-                  vErrors.push(err94);
+                  vErrors.push(err96);
                 }
                 errors++;
               }
             }
-            if (data35.namespace !== undefined) {
-              let data37 = data35.namespace;
-              if (typeof data37 !== 'string') {
-                const err95 = {
+            if (data36.namespace !== undefined) {
+              let data38 = data36.namespace;
+              if (typeof data38 !== 'string') {
+                const err97 = {
                   instancePath: instancePath + '/status/resolvedTemplateRef/namespace',
                   schemaPath:
                     '#/properties/status/properties/resolvedTemplateRef/properties/namespace/type',
@@ -2574,25 +2619,25 @@ function validate10(
                       .type,
                   parentSchema:
                     schema11.properties.status.properties.resolvedTemplateRef.properties.namespace,
-                  data: data37,
+                  data: data38,
                 };
                 if (vErrors === null) {
-                  vErrors = [err95];
+                  vErrors = [err97];
                 } else {
-                  vErrors.push(err95);
+                  vErrors.push(err97);
                 }
                 errors++;
               }
             }
-            if (data35.generation !== undefined) {
-              let data38 = data35.generation;
+            if (data36.generation !== undefined) {
+              let data39 = data36.generation;
               if (!(
-                typeof data38 == 'number' &&
-                !(data38 % 1) &&
-                !isNaN(data38) &&
-                isFinite(data38)
+                typeof data39 == 'number' &&
+                !(data39 % 1) &&
+                !isNaN(data39) &&
+                isFinite(data39)
               )) {
-                const err96 = {
+                const err98 = {
                   instancePath: instancePath + '/status/resolvedTemplateRef/generation',
                   schemaPath:
                     '#/properties/status/properties/resolvedTemplateRef/properties/generation/type',
@@ -2604,18 +2649,18 @@ function validate10(
                       .type,
                   parentSchema:
                     schema11.properties.status.properties.resolvedTemplateRef.properties.generation,
-                  data: data38,
+                  data: data39,
                 };
                 if (vErrors === null) {
-                  vErrors = [err96];
+                  vErrors = [err98];
                 } else {
-                  vErrors.push(err96);
+                  vErrors.push(err98);
                 }
                 errors++;
               }
-              if (typeof data38 == 'number' && isFinite(data38)) {
-                if (!formats0.validate(data38)) {
-                  const err97 = {
+              if (typeof data39 == 'number' && isFinite(data39)) {
+                if (!formats0.validate(data39)) {
+                  const err99 = {
                     instancePath: instancePath + '/status/resolvedTemplateRef/generation',
                     schemaPath:
                       '#/properties/status/properties/resolvedTemplateRef/properties/generation/format',
@@ -2626,19 +2671,19 @@ function validate10(
                     parentSchema:
                       schema11.properties.status.properties.resolvedTemplateRef.properties
                         .generation,
-                    data: data38,
+                    data: data39,
                   };
                   if (vErrors === null) {
-                    vErrors = [err97];
+                    vErrors = [err99];
                   } else {
-                    vErrors.push(err97);
+                    vErrors.push(err99);
                   }
                   errors++;
                 }
               }
             }
           } else {
-            const err98 = {
+            const err100 = {
               instancePath: instancePath + '/status/resolvedTemplateRef',
               schemaPath: '#/properties/status/properties/resolvedTemplateRef/type',
               keyword: 'type',
@@ -2646,21 +2691,21 @@ function validate10(
               message: 'must be object',
               schema: schema11.properties.status.properties.resolvedTemplateRef.type,
               parentSchema: schema11.properties.status.properties.resolvedTemplateRef,
-              data: data35,
+              data: data36,
             };
             if (vErrors === null) {
-              vErrors = [err98];
+              vErrors = [err100];
             } else {
-              vErrors.push(err98);
+              vErrors.push(err100);
             }
             errors++;
           }
         }
         if (data27.resolvedParameters !== undefined) {
-          let data39 = data27.resolvedParameters;
-          if (Array.isArray(data39)) {
-            if (data39.length > 256) {
-              const err99 = {
+          let data40 = data27.resolvedParameters;
+          if (Array.isArray(data40)) {
+            if (data40.length > 256) {
+              const err101 = {
                 instancePath: instancePath + '/status/resolvedParameters',
                 schemaPath: '#/properties/status/properties/resolvedParameters/maxItems',
                 keyword: 'maxItems',
@@ -2668,21 +2713,21 @@ function validate10(
                 message: 'must NOT have more than 256 items',
                 schema: 256,
                 parentSchema: schema11.properties.status.properties.resolvedParameters,
-                data: data39,
+                data: data40,
               };
               if (vErrors === null) {
-                vErrors = [err99];
+                vErrors = [err101];
               } else {
-                vErrors.push(err99);
+                vErrors.push(err101);
               }
               errors++;
             }
-            const len1 = data39.length;
+            const len1 = data40.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data40 = data39[i1];
-              if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
-                if (data40.name === undefined) {
-                  const err100 = {
+              let data41 = data40[i1];
+              if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
+                if (data41.name === undefined) {
+                  const err102 = {
                     instancePath: instancePath + '/status/resolvedParameters/' + i1,
                     schemaPath: '#/properties/status/properties/resolvedParameters/items/required',
                     keyword: 'required',
@@ -2690,19 +2735,19 @@ function validate10(
                     message: "must have required property '" + 'name' + "'",
                     schema: schema11.properties.status.properties.resolvedParameters.items.required,
                     parentSchema: schema11.properties.status.properties.resolvedParameters.items,
-                    data: data40,
+                    data: data41,
                   };
                   if (vErrors === null) {
-                    vErrors = [err100];
+                    vErrors = [err102];
                   } else {
-                    vErrors.push(err100);
+                    vErrors.push(err102);
                   }
                   errors++;
                 }
-                if (data40.name !== undefined) {
-                  let data41 = data40.name;
-                  if (typeof data41 !== 'string') {
-                    const err101 = {
+                if (data41.name !== undefined) {
+                  let data42 = data41.name;
+                  if (typeof data42 !== 'string') {
+                    const err103 = {
                       instancePath: instancePath + '/status/resolvedParameters/' + i1 + '/name',
                       schemaPath:
                         '#/properties/status/properties/resolvedParameters/items/properties/name/type',
@@ -2715,20 +2760,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.resolvedParameters.items.properties
                           .name,
-                      data: data41,
+                      data: data42,
                     };
                     if (vErrors === null) {
-                      vErrors = [err101];
+                      vErrors = [err103];
                     } else {
-                      vErrors.push(err101);
+                      vErrors.push(err103);
                     }
                     errors++;
                   }
                 }
-                if (data40.valueFrom !== undefined) {
-                  let data42 = data40.valueFrom;
-                  if (!(data42 && typeof data42 == 'object' && !Array.isArray(data42))) {
-                    const err102 = {
+                if (data41.valueFrom !== undefined) {
+                  let data43 = data41.valueFrom;
+                  if (!(data43 && typeof data43 == 'object' && !Array.isArray(data43))) {
+                    const err104 = {
                       instancePath:
                         instancePath + '/status/resolvedParameters/' + i1 + '/valueFrom',
                       schemaPath:
@@ -2742,18 +2787,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.resolvedParameters.items.properties
                           .valueFrom,
-                      data: data42,
+                      data: data43,
                     };
                     if (vErrors === null) {
-                      vErrors = [err102];
+                      vErrors = [err104];
                     } else {
-                      vErrors.push(err102);
+                      vErrors.push(err104);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err103 = {
+                const err105 = {
                   instancePath: instancePath + '/status/resolvedParameters/' + i1,
                   schemaPath: '#/properties/status/properties/resolvedParameters/items/type',
                   keyword: 'type',
@@ -2761,18 +2806,18 @@ function validate10(
                   message: 'must be object',
                   schema: schema11.properties.status.properties.resolvedParameters.items.type,
                   parentSchema: schema11.properties.status.properties.resolvedParameters.items,
-                  data: data40,
+                  data: data41,
                 };
                 if (vErrors === null) {
-                  vErrors = [err103];
+                  vErrors = [err105];
                 } else {
-                  vErrors.push(err103);
+                  vErrors.push(err105);
                 }
                 errors++;
               }
             }
           } else {
-            const err104 = {
+            const err106 = {
               instancePath: instancePath + '/status/resolvedParameters',
               schemaPath: '#/properties/status/properties/resolvedParameters/type',
               keyword: 'type',
@@ -2780,21 +2825,21 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.resolvedParameters.type,
               parentSchema: schema11.properties.status.properties.resolvedParameters,
-              data: data39,
+              data: data40,
             };
             if (vErrors === null) {
-              vErrors = [err104];
+              vErrors = [err106];
             } else {
-              vErrors.push(err104);
+              vErrors.push(err106);
             }
             errors++;
           }
         }
         if (data27.renderedResources !== undefined) {
-          let data43 = data27.renderedResources;
-          if (Array.isArray(data43)) {
-            if (data43.length > 500) {
-              const err105 = {
+          let data44 = data27.renderedResources;
+          if (Array.isArray(data44)) {
+            if (data44.length > 500) {
+              const err107 = {
                 instancePath: instancePath + '/status/renderedResources',
                 schemaPath: '#/properties/status/properties/renderedResources/maxItems',
                 keyword: 'maxItems',
@@ -2802,21 +2847,21 @@ function validate10(
                 message: 'must NOT have more than 500 items',
                 schema: 500,
                 parentSchema: schema11.properties.status.properties.renderedResources,
-                data: data43,
+                data: data44,
               };
               if (vErrors === null) {
-                vErrors = [err105];
+                vErrors = [err107];
               } else {
-                vErrors.push(err105);
+                vErrors.push(err107);
               }
               errors++;
             }
-            const len2 = data43.length;
+            const len2 = data44.length;
             for (let i2 = 0; i2 < len2; i2++) {
-              let data44 = data43[i2];
-              if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
-                if (data44.apiVersion === undefined) {
-                  const err106 = {
+              let data45 = data44[i2];
+              if (data45 && typeof data45 == 'object' && !Array.isArray(data45)) {
+                if (data45.apiVersion === undefined) {
+                  const err108 = {
                     instancePath: instancePath + '/status/renderedResources/' + i2,
                     schemaPath: '#/properties/status/properties/renderedResources/items/required',
                     keyword: 'required',
@@ -2824,43 +2869,7 @@ function validate10(
                     message: "must have required property '" + 'apiVersion' + "'",
                     schema: schema11.properties.status.properties.renderedResources.items.required,
                     parentSchema: schema11.properties.status.properties.renderedResources.items,
-                    data: data44,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err106];
-                  } else {
-                    vErrors.push(err106);
-                  }
-                  errors++;
-                }
-                if (data44.kind === undefined) {
-                  const err107 = {
-                    instancePath: instancePath + '/status/renderedResources/' + i2,
-                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'kind' },
-                    message: "must have required property '" + 'kind' + "'",
-                    schema: schema11.properties.status.properties.renderedResources.items.required,
-                    parentSchema: schema11.properties.status.properties.renderedResources.items,
-                    data: data44,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err107];
-                  } else {
-                    vErrors.push(err107);
-                  }
-                  errors++;
-                }
-                if (data44.name === undefined) {
-                  const err108 = {
-                    instancePath: instancePath + '/status/renderedResources/' + i2,
-                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'name' },
-                    message: "must have required property '" + 'name' + "'",
-                    schema: schema11.properties.status.properties.renderedResources.items.required,
-                    parentSchema: schema11.properties.status.properties.renderedResources.items,
-                    data: data44,
+                    data: data45,
                   };
                   if (vErrors === null) {
                     vErrors = [err108];
@@ -2869,10 +2878,46 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data44.apiVersion !== undefined) {
-                  let data45 = data44.apiVersion;
-                  if (typeof data45 !== 'string') {
-                    const err109 = {
+                if (data45.kind === undefined) {
+                  const err109 = {
+                    instancePath: instancePath + '/status/renderedResources/' + i2,
+                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'kind' },
+                    message: "must have required property '" + 'kind' + "'",
+                    schema: schema11.properties.status.properties.renderedResources.items.required,
+                    parentSchema: schema11.properties.status.properties.renderedResources.items,
+                    data: data45,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err109];
+                  } else {
+                    vErrors.push(err109);
+                  }
+                  errors++;
+                }
+                if (data45.name === undefined) {
+                  const err110 = {
+                    instancePath: instancePath + '/status/renderedResources/' + i2,
+                    schemaPath: '#/properties/status/properties/renderedResources/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'name' },
+                    message: "must have required property '" + 'name' + "'",
+                    schema: schema11.properties.status.properties.renderedResources.items.required,
+                    parentSchema: schema11.properties.status.properties.renderedResources.items,
+                    data: data45,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err110];
+                  } else {
+                    vErrors.push(err110);
+                  }
+                  errors++;
+                }
+                if (data45.apiVersion !== undefined) {
+                  let data46 = data45.apiVersion;
+                  if (typeof data46 !== 'string') {
+                    const err111 = {
                       instancePath:
                         instancePath + '/status/renderedResources/' + i2 + '/apiVersion',
                       schemaPath:
@@ -2886,20 +2931,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .apiVersion,
-                      data: data45,
+                      data: data46,
                     };
                     if (vErrors === null) {
-                      vErrors = [err109];
+                      vErrors = [err111];
                     } else {
-                      vErrors.push(err109);
+                      vErrors.push(err111);
                     }
                     errors++;
                   }
                 }
-                if (data44.kind !== undefined) {
-                  let data46 = data44.kind;
-                  if (typeof data46 !== 'string') {
-                    const err110 = {
+                if (data45.kind !== undefined) {
+                  let data47 = data45.kind;
+                  if (typeof data47 !== 'string') {
+                    const err112 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/kind',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/kind/type',
@@ -2912,20 +2957,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .kind,
-                      data: data46,
+                      data: data47,
                     };
                     if (vErrors === null) {
-                      vErrors = [err110];
+                      vErrors = [err112];
                     } else {
-                      vErrors.push(err110);
+                      vErrors.push(err112);
                     }
                     errors++;
                   }
                 }
-                if (data44.name !== undefined) {
-                  let data47 = data44.name;
-                  if (typeof data47 !== 'string') {
-                    const err111 = {
+                if (data45.name !== undefined) {
+                  let data48 = data45.name;
+                  if (typeof data48 !== 'string') {
+                    const err113 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/name',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/name/type',
@@ -2938,20 +2983,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .name,
-                      data: data47,
+                      data: data48,
                     };
                     if (vErrors === null) {
-                      vErrors = [err111];
+                      vErrors = [err113];
                     } else {
-                      vErrors.push(err111);
+                      vErrors.push(err113);
                     }
                     errors++;
                   }
                 }
-                if (data44.namespace !== undefined) {
-                  let data48 = data44.namespace;
-                  if (typeof data48 !== 'string') {
-                    const err112 = {
+                if (data45.namespace !== undefined) {
+                  let data49 = data45.namespace;
+                  if (typeof data49 !== 'string') {
+                    const err114 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/namespace',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/namespace/type',
@@ -2964,25 +3009,25 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .namespace,
-                      data: data48,
+                      data: data49,
                     };
                     if (vErrors === null) {
-                      vErrors = [err112];
+                      vErrors = [err114];
                     } else {
-                      vErrors.push(err112);
+                      vErrors.push(err114);
                     }
                     errors++;
                   }
                 }
-                if (data44.observedGeneration !== undefined) {
-                  let data49 = data44.observedGeneration;
+                if (data45.observedGeneration !== undefined) {
+                  let data50 = data45.observedGeneration;
                   if (!(
-                    typeof data49 == 'number' &&
-                    !(data49 % 1) &&
-                    !isNaN(data49) &&
-                    isFinite(data49)
+                    typeof data50 == 'number' &&
+                    !(data50 % 1) &&
+                    !isNaN(data50) &&
+                    isFinite(data50)
                   )) {
-                    const err113 = {
+                    const err115 = {
                       instancePath:
                         instancePath + '/status/renderedResources/' + i2 + '/observedGeneration',
                       schemaPath:
@@ -2996,18 +3041,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .observedGeneration,
-                      data: data49,
+                      data: data50,
                     };
                     if (vErrors === null) {
-                      vErrors = [err113];
+                      vErrors = [err115];
                     } else {
-                      vErrors.push(err113);
+                      vErrors.push(err115);
                     }
                     errors++;
                   }
-                  if (typeof data49 == 'number' && isFinite(data49)) {
-                    if (!formats0.validate(data49)) {
-                      const err114 = {
+                  if (typeof data50 == 'number' && isFinite(data50)) {
+                    if (!formats0.validate(data50)) {
+                      const err116 = {
                         instancePath:
                           instancePath + '/status/renderedResources/' + i2 + '/observedGeneration',
                         schemaPath:
@@ -3019,21 +3064,21 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.renderedResources.items.properties
                             .observedGeneration,
-                        data: data49,
+                        data: data50,
                       };
                       if (vErrors === null) {
-                        vErrors = [err114];
+                        vErrors = [err116];
                       } else {
-                        vErrors.push(err114);
+                        vErrors.push(err116);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data44.status !== undefined) {
-                  let data50 = data44.status;
-                  if (typeof data50 !== 'string') {
-                    const err115 = {
+                if (data45.status !== undefined) {
+                  let data51 = data45.status;
+                  if (typeof data51 !== 'string') {
+                    const err117 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/status',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/status/type',
@@ -3046,17 +3091,17 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .status,
-                      data: data50,
+                      data: data51,
                     };
                     if (vErrors === null) {
-                      vErrors = [err115];
+                      vErrors = [err117];
                     } else {
-                      vErrors.push(err115);
+                      vErrors.push(err117);
                     }
                     errors++;
                   }
-                  if (!(data50 === '' || data50 === 'Failed')) {
-                    const err116 = {
+                  if (!(data51 === '' || data51 === 'Failed')) {
+                    const err118 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/status',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/status/enum',
@@ -3073,20 +3118,20 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .status,
-                      data: data50,
+                      data: data51,
                     };
                     if (vErrors === null) {
-                      vErrors = [err116];
+                      vErrors = [err118];
                     } else {
-                      vErrors.push(err116);
+                      vErrors.push(err118);
                     }
                     errors++;
                   }
                 }
-                if (data44.health !== undefined) {
-                  let data51 = data44.health;
-                  if (typeof data51 !== 'string') {
-                    const err117 = {
+                if (data45.health !== undefined) {
+                  let data52 = data45.health;
+                  if (typeof data52 !== 'string') {
+                    const err119 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/health',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/health/type',
@@ -3099,22 +3144,22 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .health,
-                      data: data51,
+                      data: data52,
                     };
                     if (vErrors === null) {
-                      vErrors = [err117];
+                      vErrors = [err119];
                     } else {
-                      vErrors.push(err117);
+                      vErrors.push(err119);
                     }
                     errors++;
                   }
                   if (!(
-                    data51 === 'Current' ||
-                    data51 === 'InProgress' ||
-                    data51 === 'Failed' ||
-                    data51 === 'Unknown'
+                    data52 === 'Current' ||
+                    data52 === 'InProgress' ||
+                    data52 === 'Failed' ||
+                    data52 === 'Unknown'
                   )) {
-                    const err118 = {
+                    const err120 = {
                       instancePath: instancePath + '/status/renderedResources/' + i2 + '/health',
                       schemaPath:
                         '#/properties/status/properties/renderedResources/items/properties/health/enum',
@@ -3131,21 +3176,21 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .health,
-                      data: data51,
+                      data: data52,
                     };
                     if (vErrors === null) {
-                      vErrors = [err118];
+                      vErrors = [err120];
                     } else {
-                      vErrors.push(err118);
+                      vErrors.push(err120);
                     }
                     errors++;
                   }
                 }
-                if (data44.healthMessage !== undefined) {
-                  let data52 = data44.healthMessage;
-                  if (typeof data52 === 'string') {
-                    if (func2(data52) > 1024) {
-                      const err119 = {
+                if (data45.healthMessage !== undefined) {
+                  let data53 = data45.healthMessage;
+                  if (typeof data53 === 'string') {
+                    if (func2(data53) > 1024) {
+                      const err121 = {
                         instancePath:
                           instancePath + '/status/renderedResources/' + i2 + '/healthMessage',
                         schemaPath:
@@ -3157,17 +3202,17 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.renderedResources.items.properties
                             .healthMessage,
-                        data: data52,
+                        data: data53,
                       };
                       if (vErrors === null) {
-                        vErrors = [err119];
+                        vErrors = [err121];
                       } else {
-                        vErrors.push(err119);
+                        vErrors.push(err121);
                       }
                       errors++;
                     }
                   } else {
-                    const err120 = {
+                    const err122 = {
                       instancePath:
                         instancePath + '/status/renderedResources/' + i2 + '/healthMessage',
                       schemaPath:
@@ -3181,18 +3226,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.renderedResources.items.properties
                           .healthMessage,
-                      data: data52,
+                      data: data53,
                     };
                     if (vErrors === null) {
-                      vErrors = [err120];
+                      vErrors = [err122];
                     } else {
-                      vErrors.push(err120);
+                      vErrors.push(err122);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err121 = {
+                const err123 = {
                   instancePath: instancePath + '/status/renderedResources/' + i2,
                   schemaPath: '#/properties/status/properties/renderedResources/items/type',
                   keyword: 'type',
@@ -3200,18 +3245,18 @@ function validate10(
                   message: 'must be object',
                   schema: schema11.properties.status.properties.renderedResources.items.type,
                   parentSchema: schema11.properties.status.properties.renderedResources.items,
-                  data: data44,
+                  data: data45,
                 };
                 if (vErrors === null) {
-                  vErrors = [err121];
+                  vErrors = [err123];
                 } else {
-                  vErrors.push(err121);
+                  vErrors.push(err123);
                 }
                 errors++;
               }
             }
           } else {
-            const err122 = {
+            const err124 = {
               instancePath: instancePath + '/status/renderedResources',
               schemaPath: '#/properties/status/properties/renderedResources/type',
               keyword: 'type',
@@ -3219,21 +3264,21 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.renderedResources.type,
               parentSchema: schema11.properties.status.properties.renderedResources,
-              data: data43,
+              data: data44,
             };
             if (vErrors === null) {
-              vErrors = [err122];
+              vErrors = [err124];
             } else {
-              vErrors.push(err122);
+              vErrors.push(err124);
             }
             errors++;
           }
         }
         if (data27.trackedGVKs !== undefined) {
-          let data53 = data27.trackedGVKs;
-          if (Array.isArray(data53)) {
-            if (data53.length > 1024) {
-              const err123 = {
+          let data54 = data27.trackedGVKs;
+          if (Array.isArray(data54)) {
+            if (data54.length > 1024) {
+              const err125 = {
                 instancePath: instancePath + '/status/trackedGVKs',
                 schemaPath: '#/properties/status/properties/trackedGVKs/maxItems',
                 keyword: 'maxItems',
@@ -3241,20 +3286,20 @@ function validate10(
                 message: 'must NOT have more than 1024 items',
                 schema: 1024,
                 parentSchema: schema11.properties.status.properties.trackedGVKs,
-                data: data53,
+                data: data54,
               };
               if (vErrors === null) {
-                vErrors = [err123];
+                vErrors = [err125];
               } else {
-                vErrors.push(err123);
+                vErrors.push(err125);
               }
               errors++;
             }
-            const len3 = data53.length;
+            const len3 = data54.length;
             for (let i3 = 0; i3 < len3; i3++) {
-              let data54 = data53[i3];
-              if (typeof data54 !== 'string') {
-                const err124 = {
+              let data55 = data54[i3];
+              if (typeof data55 !== 'string') {
+                const err126 = {
                   instancePath: instancePath + '/status/trackedGVKs/' + i3,
                   schemaPath: '#/properties/status/properties/trackedGVKs/items/type',
                   keyword: 'type',
@@ -3262,18 +3307,18 @@ function validate10(
                   message: 'must be string',
                   schema: schema11.properties.status.properties.trackedGVKs.items.type,
                   parentSchema: schema11.properties.status.properties.trackedGVKs.items,
-                  data: data54,
+                  data: data55,
                 };
                 if (vErrors === null) {
-                  vErrors = [err124];
+                  vErrors = [err126];
                 } else {
-                  vErrors.push(err124);
+                  vErrors.push(err126);
                 }
                 errors++;
               }
             }
           } else {
-            const err125 = {
+            const err127 = {
               instancePath: instancePath + '/status/trackedGVKs',
               schemaPath: '#/properties/status/properties/trackedGVKs/type',
               keyword: 'type',
@@ -3281,20 +3326,20 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.trackedGVKs.type,
               parentSchema: schema11.properties.status.properties.trackedGVKs,
-              data: data53,
+              data: data54,
             };
             if (vErrors === null) {
-              vErrors = [err125];
+              vErrors = [err127];
             } else {
-              vErrors.push(err125);
+              vErrors.push(err127);
             }
             errors++;
           }
         }
         if (data27.frozen !== undefined) {
-          let data55 = data27.frozen;
-          if (typeof data55 !== 'boolean') {
-            const err126 = {
+          let data56 = data27.frozen;
+          if (typeof data56 !== 'boolean') {
+            const err128 = {
               instancePath: instancePath + '/status/frozen',
               schemaPath: '#/properties/status/properties/frozen/type',
               keyword: 'type',
@@ -3302,46 +3347,6 @@ function validate10(
               message: 'must be boolean',
               schema: schema11.properties.status.properties.frozen.type,
               parentSchema: schema11.properties.status.properties.frozen,
-              data: data55,
-            };
-            if (vErrors === null) {
-              vErrors = [err126];
-            } else {
-              vErrors.push(err126);
-            }
-            errors++;
-          }
-        }
-        if (data27.frozenAt !== undefined) {
-          let data56 = data27.frozenAt;
-          if (typeof data56 === 'string') {
-            if (!formats2.validate(data56)) {
-              const err127 = {
-                instancePath: instancePath + '/status/frozenAt',
-                schemaPath: '#/properties/status/properties/frozenAt/format',
-                keyword: 'format',
-                params: { format: 'date-time' },
-                message: 'must match format "' + 'date-time' + '"',
-                schema: 'date-time',
-                parentSchema: schema11.properties.status.properties.frozenAt,
-                data: data56,
-              };
-              if (vErrors === null) {
-                vErrors = [err127];
-              } else {
-                vErrors.push(err127);
-              }
-              errors++;
-            }
-          } else {
-            const err128 = {
-              instancePath: instancePath + '/status/frozenAt',
-              schemaPath: '#/properties/status/properties/frozenAt/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-              schema: schema11.properties.status.properties.frozenAt.type,
-              parentSchema: schema11.properties.status.properties.frozenAt,
               data: data56,
             };
             if (vErrors === null) {
@@ -3352,10 +3357,50 @@ function validate10(
             errors++;
           }
         }
+        if (data27.frozenAt !== undefined) {
+          let data57 = data27.frozenAt;
+          if (typeof data57 === 'string') {
+            if (!formats2.validate(data57)) {
+              const err129 = {
+                instancePath: instancePath + '/status/frozenAt',
+                schemaPath: '#/properties/status/properties/frozenAt/format',
+                keyword: 'format',
+                params: { format: 'date-time' },
+                message: 'must match format "' + 'date-time' + '"',
+                schema: 'date-time',
+                parentSchema: schema11.properties.status.properties.frozenAt,
+                data: data57,
+              };
+              if (vErrors === null) {
+                vErrors = [err129];
+              } else {
+                vErrors.push(err129);
+              }
+              errors++;
+            }
+          } else {
+            const err130 = {
+              instancePath: instancePath + '/status/frozenAt',
+              schemaPath: '#/properties/status/properties/frozenAt/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+              schema: schema11.properties.status.properties.frozenAt.type,
+              parentSchema: schema11.properties.status.properties.frozenAt,
+              data: data57,
+            };
+            if (vErrors === null) {
+              vErrors = [err130];
+            } else {
+              vErrors.push(err130);
+            }
+            errors++;
+          }
+        }
         if (data27.conditions !== undefined) {
-          let data57 = data27.conditions;
-          for (const duplicate1 of keyword4(data57)) {
-            const err129 = {
+          let data58 = data27.conditions;
+          for (const duplicate1 of keyword4(data58)) {
+            const err131 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/x-kubernetes-list-map-keys',
               keyword: 'x-kubernetes-list-map-keys',
@@ -3364,22 +3409,22 @@ function validate10(
               schema:
                 schema11.properties.status.properties.conditions['x-kubernetes-list-map-keys'],
               parentSchema: schema11.properties.status.properties.conditions,
-              data: data57,
+              data: data58,
             };
             if (vErrors === null) {
-              vErrors = [err129];
+              vErrors = [err131];
             } else {
-              vErrors.push(err129);
+              vErrors.push(err131);
             }
             errors++;
           }
-          if (Array.isArray(data57)) {
-            const len4 = data57.length;
+          if (Array.isArray(data58)) {
+            const len4 = data58.length;
             for (let i4 = 0; i4 < len4; i4++) {
-              let data58 = data57[i4];
-              if (data58 && typeof data58 == 'object' && !Array.isArray(data58)) {
-                if (data58.type === undefined) {
-                  const err130 = {
+              let data59 = data58[i4];
+              if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+                if (data59.type === undefined) {
+                  const err132 = {
                     instancePath: instancePath + '/status/conditions/' + i4,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
@@ -3387,43 +3432,7 @@ function validate10(
                     message: "must have required property '" + 'type' + "'",
                     schema: schema11.properties.status.properties.conditions.items.required,
                     parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data58,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err130];
-                  } else {
-                    vErrors.push(err130);
-                  }
-                  errors++;
-                }
-                if (data58.status === undefined) {
-                  const err131 = {
-                    instancePath: instancePath + '/status/conditions/' + i4,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'status' },
-                    message: "must have required property '" + 'status' + "'",
-                    schema: schema11.properties.status.properties.conditions.items.required,
-                    parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data58,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err131];
-                  } else {
-                    vErrors.push(err131);
-                  }
-                  errors++;
-                }
-                if (data58.lastTransitionTime === undefined) {
-                  const err132 = {
-                    instancePath: instancePath + '/status/conditions/' + i4,
-                    schemaPath: '#/properties/status/properties/conditions/items/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'lastTransitionTime' },
-                    message: "must have required property '" + 'lastTransitionTime' + "'",
-                    schema: schema11.properties.status.properties.conditions.items.required,
-                    parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data58,
+                    data: data59,
                   };
                   if (vErrors === null) {
                     vErrors = [err132];
@@ -3432,16 +3441,16 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data58.reason === undefined) {
+                if (data59.status === undefined) {
                   const err133 = {
                     instancePath: instancePath + '/status/conditions/' + i4,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
-                    params: { missingProperty: 'reason' },
-                    message: "must have required property '" + 'reason' + "'",
+                    params: { missingProperty: 'status' },
+                    message: "must have required property '" + 'status' + "'",
                     schema: schema11.properties.status.properties.conditions.items.required,
                     parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data58,
+                    data: data59,
                   };
                   if (vErrors === null) {
                     vErrors = [err133];
@@ -3450,16 +3459,16 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data58.message === undefined) {
+                if (data59.lastTransitionTime === undefined) {
                   const err134 = {
                     instancePath: instancePath + '/status/conditions/' + i4,
                     schemaPath: '#/properties/status/properties/conditions/items/required',
                     keyword: 'required',
-                    params: { missingProperty: 'message' },
-                    message: "must have required property '" + 'message' + "'",
+                    params: { missingProperty: 'lastTransitionTime' },
+                    message: "must have required property '" + 'lastTransitionTime' + "'",
                     schema: schema11.properties.status.properties.conditions.items.required,
                     parentSchema: schema11.properties.status.properties.conditions.items,
-                    data: data58,
+                    data: data59,
                   };
                   if (vErrors === null) {
                     vErrors = [err134];
@@ -3468,11 +3477,47 @@ function validate10(
                   }
                   errors++;
                 }
-                if (data58.type !== undefined) {
-                  let data59 = data58.type;
-                  if (typeof data59 === 'string') {
-                    if (func2(data59) > 316) {
-                      const err135 = {
+                if (data59.reason === undefined) {
+                  const err135 = {
+                    instancePath: instancePath + '/status/conditions/' + i4,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'reason' },
+                    message: "must have required property '" + 'reason' + "'",
+                    schema: schema11.properties.status.properties.conditions.items.required,
+                    parentSchema: schema11.properties.status.properties.conditions.items,
+                    data: data59,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err135];
+                  } else {
+                    vErrors.push(err135);
+                  }
+                  errors++;
+                }
+                if (data59.message === undefined) {
+                  const err136 = {
+                    instancePath: instancePath + '/status/conditions/' + i4,
+                    schemaPath: '#/properties/status/properties/conditions/items/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'message' },
+                    message: "must have required property '" + 'message' + "'",
+                    schema: schema11.properties.status.properties.conditions.items.required,
+                    parentSchema: schema11.properties.status.properties.conditions.items,
+                    data: data59,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err136];
+                  } else {
+                    vErrors.push(err136);
+                  }
+                  errors++;
+                }
+                if (data59.type !== undefined) {
+                  let data60 = data59.type;
+                  if (typeof data60 === 'string') {
+                    if (func2(data60) > 316) {
+                      const err137 = {
                         instancePath: instancePath + '/status/conditions/' + i4 + '/type',
                         schemaPath:
                           '#/properties/status/properties/conditions/items/properties/type/maxLength',
@@ -3482,17 +3527,17 @@ function validate10(
                         schema: 316,
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties.type,
-                        data: data59,
+                        data: data60,
                       };
                       if (vErrors === null) {
-                        vErrors = [err135];
+                        vErrors = [err137];
                       } else {
-                        vErrors.push(err135);
+                        vErrors.push(err137);
                       }
                       errors++;
                     }
                   } else {
-                    const err136 = {
+                    const err138 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/type',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/type/type',
@@ -3503,20 +3548,20 @@ function validate10(
                         schema11.properties.status.properties.conditions.items.properties.type.type,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.type,
-                      data: data59,
+                      data: data60,
                     };
                     if (vErrors === null) {
-                      vErrors = [err136];
+                      vErrors = [err138];
                     } else {
-                      vErrors.push(err136);
+                      vErrors.push(err138);
                     }
                     errors++;
                   }
                 }
-                if (data58.status !== undefined) {
-                  let data60 = data58.status;
-                  if (typeof data60 !== 'string') {
-                    const err137 = {
+                if (data59.status !== undefined) {
+                  let data61 = data59.status;
+                  if (typeof data61 !== 'string') {
+                    const err139 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/type',
@@ -3528,17 +3573,17 @@ function validate10(
                           .type,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.status,
-                      data: data60,
+                      data: data61,
                     };
                     if (vErrors === null) {
-                      vErrors = [err137];
+                      vErrors = [err139];
                     } else {
-                      vErrors.push(err137);
+                      vErrors.push(err139);
                     }
                     errors++;
                   }
-                  if (!(data60 === 'True' || data60 === 'False' || data60 === 'Unknown')) {
-                    const err138 = {
+                  if (!(data61 === 'True' || data61 === 'False' || data61 === 'Unknown')) {
+                    const err140 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/status',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/status/enum',
@@ -3554,25 +3599,25 @@ function validate10(
                           .enum,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.status,
-                      data: data60,
+                      data: data61,
                     };
                     if (vErrors === null) {
-                      vErrors = [err138];
+                      vErrors = [err140];
                     } else {
-                      vErrors.push(err138);
+                      vErrors.push(err140);
                     }
                     errors++;
                   }
                 }
-                if (data58.observedGeneration !== undefined) {
-                  let data61 = data58.observedGeneration;
+                if (data59.observedGeneration !== undefined) {
+                  let data62 = data59.observedGeneration;
                   if (!(
-                    typeof data61 == 'number' &&
-                    !(data61 % 1) &&
-                    !isNaN(data61) &&
-                    isFinite(data61)
+                    typeof data62 == 'number' &&
+                    !(data62 % 1) &&
+                    !isNaN(data62) &&
+                    isFinite(data62)
                   )) {
-                    const err139 = {
+                    const err141 = {
                       instancePath:
                         instancePath + '/status/conditions/' + i4 + '/observedGeneration',
                       schemaPath:
@@ -3586,18 +3631,18 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties
                           .observedGeneration,
-                      data: data61,
+                      data: data62,
                     };
                     if (vErrors === null) {
-                      vErrors = [err139];
+                      vErrors = [err141];
                     } else {
-                      vErrors.push(err139);
+                      vErrors.push(err141);
                     }
                     errors++;
                   }
-                  if (typeof data61 == 'number' && isFinite(data61)) {
-                    if (data61 < 0 || isNaN(data61)) {
-                      const err140 = {
+                  if (typeof data62 == 'number' && isFinite(data62)) {
+                    if (data62 < 0 || isNaN(data62)) {
+                      const err142 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i4 + '/observedGeneration',
                         schemaPath:
@@ -3609,17 +3654,17 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data61,
+                        data: data62,
                       };
                       if (vErrors === null) {
-                        vErrors = [err140];
+                        vErrors = [err142];
                       } else {
-                        vErrors.push(err140);
+                        vErrors.push(err142);
                       }
                       errors++;
                     }
-                    if (!formats0.validate(data61)) {
-                      const err141 = {
+                    if (!formats0.validate(data62)) {
+                      const err143 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i4 + '/observedGeneration',
                         schemaPath:
@@ -3631,22 +3676,22 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties
                             .observedGeneration,
-                        data: data61,
+                        data: data62,
                       };
                       if (vErrors === null) {
-                        vErrors = [err141];
+                        vErrors = [err143];
                       } else {
-                        vErrors.push(err141);
+                        vErrors.push(err143);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data58.lastTransitionTime !== undefined) {
-                  let data62 = data58.lastTransitionTime;
-                  if (typeof data62 === 'string') {
-                    if (!formats2.validate(data62)) {
-                      const err142 = {
+                if (data59.lastTransitionTime !== undefined) {
+                  let data63 = data59.lastTransitionTime;
+                  if (typeof data63 === 'string') {
+                    if (!formats2.validate(data63)) {
+                      const err144 = {
                         instancePath:
                           instancePath + '/status/conditions/' + i4 + '/lastTransitionTime',
                         schemaPath:
@@ -3658,17 +3703,17 @@ function validate10(
                         parentSchema:
                           schema11.properties.status.properties.conditions.items.properties
                             .lastTransitionTime,
-                        data: data62,
+                        data: data63,
                       };
                       if (vErrors === null) {
-                        vErrors = [err142];
+                        vErrors = [err144];
                       } else {
-                        vErrors.push(err142);
+                        vErrors.push(err144);
                       }
                       errors++;
                     }
                   } else {
-                    const err143 = {
+                    const err145 = {
                       instancePath:
                         instancePath + '/status/conditions/' + i4 + '/lastTransitionTime',
                       schemaPath:
@@ -3682,52 +3727,6 @@ function validate10(
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties
                           .lastTransitionTime,
-                      data: data62,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err143];
-                    } else {
-                      vErrors.push(err143);
-                    }
-                    errors++;
-                  }
-                }
-                if (data58.reason !== undefined) {
-                  let data63 = data58.reason;
-                  if (typeof data63 === 'string') {
-                    if (func2(data63) > 1024) {
-                      const err144 = {
-                        instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
-                        schemaPath:
-                          '#/properties/status/properties/conditions/items/properties/reason/maxLength',
-                        keyword: 'maxLength',
-                        params: { limit: 1024 },
-                        message: 'must NOT have more than 1024 characters',
-                        schema: 1024,
-                        parentSchema:
-                          schema11.properties.status.properties.conditions.items.properties.reason,
-                        data: data63,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err144];
-                      } else {
-                        vErrors.push(err144);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err145 = {
-                      instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
-                      schemaPath:
-                        '#/properties/status/properties/conditions/items/properties/reason/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema:
-                        schema11.properties.status.properties.conditions.items.properties.reason
-                          .type,
-                      parentSchema:
-                        schema11.properties.status.properties.conditions.items.properties.reason,
                       data: data63,
                     };
                     if (vErrors === null) {
@@ -3738,20 +3737,20 @@ function validate10(
                     errors++;
                   }
                 }
-                if (data58.message !== undefined) {
-                  let data64 = data58.message;
+                if (data59.reason !== undefined) {
+                  let data64 = data59.reason;
                   if (typeof data64 === 'string') {
-                    if (func2(data64) > 32768) {
+                    if (func2(data64) > 1024) {
                       const err146 = {
-                        instancePath: instancePath + '/status/conditions/' + i4 + '/message',
+                        instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
                         schemaPath:
-                          '#/properties/status/properties/conditions/items/properties/message/maxLength',
+                          '#/properties/status/properties/conditions/items/properties/reason/maxLength',
                         keyword: 'maxLength',
-                        params: { limit: 32768 },
-                        message: 'must NOT have more than 32768 characters',
-                        schema: 32768,
+                        params: { limit: 1024 },
+                        message: 'must NOT have more than 1024 characters',
+                        schema: 1024,
                         parentSchema:
-                          schema11.properties.status.properties.conditions.items.properties.message,
+                          schema11.properties.status.properties.conditions.items.properties.reason,
                         data: data64,
                       };
                       if (vErrors === null) {
@@ -3763,6 +3762,52 @@ function validate10(
                     }
                   } else {
                     const err147 = {
+                      instancePath: instancePath + '/status/conditions/' + i4 + '/reason',
+                      schemaPath:
+                        '#/properties/status/properties/conditions/items/properties/reason/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema:
+                        schema11.properties.status.properties.conditions.items.properties.reason
+                          .type,
+                      parentSchema:
+                        schema11.properties.status.properties.conditions.items.properties.reason,
+                      data: data64,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err147];
+                    } else {
+                      vErrors.push(err147);
+                    }
+                    errors++;
+                  }
+                }
+                if (data59.message !== undefined) {
+                  let data65 = data59.message;
+                  if (typeof data65 === 'string') {
+                    if (func2(data65) > 32768) {
+                      const err148 = {
+                        instancePath: instancePath + '/status/conditions/' + i4 + '/message',
+                        schemaPath:
+                          '#/properties/status/properties/conditions/items/properties/message/maxLength',
+                        keyword: 'maxLength',
+                        params: { limit: 32768 },
+                        message: 'must NOT have more than 32768 characters',
+                        schema: 32768,
+                        parentSchema:
+                          schema11.properties.status.properties.conditions.items.properties.message,
+                        data: data65,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err148];
+                      } else {
+                        vErrors.push(err148);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err149 = {
                       instancePath: instancePath + '/status/conditions/' + i4 + '/message',
                       schemaPath:
                         '#/properties/status/properties/conditions/items/properties/message/type',
@@ -3774,18 +3819,18 @@ function validate10(
                           .type,
                       parentSchema:
                         schema11.properties.status.properties.conditions.items.properties.message,
-                      data: data64,
+                      data: data65,
                     };
                     if (vErrors === null) {
-                      vErrors = [err147];
+                      vErrors = [err149];
                     } else {
-                      vErrors.push(err147);
+                      vErrors.push(err149);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err148 = {
+                const err150 = {
                   instancePath: instancePath + '/status/conditions/' + i4,
                   schemaPath: '#/properties/status/properties/conditions/items/type',
                   keyword: 'type',
@@ -3793,18 +3838,18 @@ function validate10(
                   message: 'must be object',
                   schema: schema11.properties.status.properties.conditions.items.type,
                   parentSchema: schema11.properties.status.properties.conditions.items,
-                  data: data58,
+                  data: data59,
                 };
                 if (vErrors === null) {
-                  vErrors = [err148];
+                  vErrors = [err150];
                 } else {
-                  vErrors.push(err148);
+                  vErrors.push(err150);
                 }
                 errors++;
               }
             }
           } else {
-            const err149 = {
+            const err151 = {
               instancePath: instancePath + '/status/conditions',
               schemaPath: '#/properties/status/properties/conditions/type',
               keyword: 'type',
@@ -3812,18 +3857,18 @@ function validate10(
               message: 'must be array',
               schema: schema11.properties.status.properties.conditions.type,
               parentSchema: schema11.properties.status.properties.conditions,
-              data: data57,
+              data: data58,
             };
             if (vErrors === null) {
-              vErrors = [err149];
+              vErrors = [err151];
             } else {
-              vErrors.push(err149);
+              vErrors.push(err151);
             }
             errors++;
           }
         }
       } else {
-        const err150 = {
+        const err152 = {
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/type',
           keyword: 'type',
@@ -3834,15 +3879,15 @@ function validate10(
           data: data27,
         };
         if (vErrors === null) {
-          vErrors = [err150];
+          vErrors = [err152];
         } else {
-          vErrors.push(err150);
+          vErrors.push(err152);
         }
         errors++;
       }
     }
   } else {
-    const err151 = {
+    const err153 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3853,9 +3898,9 @@ function validate10(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err151];
+      vErrors = [err153];
     } else {
-      vErrors.push(err151);
+      vErrors.push(err153);
     }
     errors++;
   }

@@ -398,6 +398,16 @@ describe('a pass over the namespaces', () => {
     });
   });
 
+  it('takes back an instance it controls whose label was removed, restoring the label', () => {
+    const detached = live(desiredIn('a'));
+    delete detached.metadata.labels![LABEL_INSTANCE_SET];
+    detached.spec = { ...detached.spec, parameters: [{ name: 'maxPods', value: '100000' }] };
+    const plan = planSet(inputs({ namespaces: [ns('a')], existing: () => detached }));
+    expect(plan.status.failingNamespaces ?? []).toEqual([]);
+    expect(plan.apply).toEqual([desiredIn('a')]);
+    expect(plan.apply[0]!.metadata.labels?.[LABEL_INSTANCE_SET]).toBe('fanout');
+  });
+
   it('writes nothing for an up-to-date instance and counts it by its Ready condition', () => {
     const ready = live(desiredIn('a'));
     const failed = live(desiredIn('b'), 'False');
@@ -544,7 +554,11 @@ describe('properties over random namespace fleets', () => {
     }));
     const all = existing.map((e) => {
       const instance = live(stampedInstance(set(), e.namespace, []), e.ready);
-      if (!e.ours) delete instance.metadata.labels![LABEL_INSTANCE_SET];
+      // Another's instance of the same name: neither the Set's label nor its ownerReference.
+      if (!e.ours) {
+        delete instance.metadata.labels![LABEL_INSTANCE_SET];
+        delete instance.metadata.ownerReferences;
+      }
       return instance;
     });
     return inputs({

@@ -253,9 +253,20 @@ export function releasedInstance(live: TemplateInstance): TemplateInstance {
   };
 }
 
-/** Whether an instance is marked as stamped by this Set. */
+/**
+ * Whether this Set stamped the instance: it carries the Set's label, or the Set is its controller
+ * (by uid). Either mark alone is enough, so an instance whose label someone removed is taken back
+ * and stamped again (its label restored), not left in Conflict. Removing both takes the right to
+ * `place` TemplateInstances (the chart's admission policy, ADR 0035); an instance detached so is
+ * no longer the Set's.
+ */
 export function stampedBy(instance: TemplateInstance, set: TemplateInstanceSet): boolean {
-  return instance.metadata.labels?.[LABEL_INSTANCE_SET] === set.metadata.name;
+  if (instance.metadata.labels?.[LABEL_INSTANCE_SET] === set.metadata.name) return true;
+  const uid = set.metadata.uid;
+  return (
+    uid !== undefined &&
+    (instance.metadata.ownerReferences ?? []).some((o) => o.uid === uid && o.controller === true)
+  );
 }
 
 function includes(live: Record<string, string> | undefined, want: Record<string, string>): boolean {

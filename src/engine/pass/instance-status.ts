@@ -124,12 +124,14 @@ function carriedOver({
   freeze,
   now,
   revisions,
+  syncMode,
 }: StatusInput): TemplateInstanceStatus {
   const previous = instance.status ?? {};
   const carried: TemplateInstanceStatus = {
     ...revisionFields(previous, template, revisions),
     ...lifetimeFields(instance),
   };
+  Object.assign(carried, syncModeField(previous, template, syncMode));
   const resolvedTemplateRef = template
     ? { ...templateRefOf(instance), generation: template.metadata.generation ?? 0 }
     : previous.resolvedTemplateRef;
@@ -148,6 +150,19 @@ function carriedOver({
 }
 
 /** Who the instance acts as: this evaluation's identity, else the one recorded before. */
+/**
+ * The mode this pass ran under. Strict is what keeps the instance the platform's (the chart's
+ * admission policy reads it), so it is kept while the Template is missing, never dropped.
+ */
+function syncModeField(
+  previous: TemplateInstanceStatus,
+  template: Template | undefined,
+  mode: SyncMode | undefined,
+): TemplateInstanceStatus {
+  const syncMode = template ? (mode ?? 'off') : previous.syncMode;
+  return syncMode ? { syncMode } : {};
+}
+
 function serviceAccountField(
   previous: TemplateInstanceStatus,
   evaluation: InstanceEvaluation,

@@ -4,7 +4,11 @@
 // Set; a Template's change the Sets that reference it.
 import type { ObjectHead } from '../../api/object-meta.ts';
 import type { TemplateInstance } from '../../api/template-instance.ts';
-import { LABEL_INSTANCE_SET, PARAMETER_OVERRIDE_PREFIX } from '../../api/well-known.ts';
+import {
+  LABEL_INSTANCE_SET,
+  PARAMETER_OVERRIDE_PREFIX,
+  TEMPLATE_INSTANCE_SET_KIND,
+} from '../../api/well-known.ts';
 import type { NamespaceView } from '../../engine/instance-sets/instance-set.ts';
 import { watch, type Watch } from '../../framework/controller.ts';
 import type { Request } from '../../framework/reconciler.ts';
@@ -51,6 +55,12 @@ export function namespaceChanged(namespace: ObjectHead, old: ObjectHead | undefi
   return view(namespace) !== view(old);
 }
 
+function controllingSet(instance: TemplateInstance): string | undefined {
+  return instance.metadata.ownerReferences?.find(
+    (o) => o.controller === true && o.kind === TEMPLATE_INSTANCE_SET_KIND,
+  )?.name;
+}
+
 /**
  * The Set controller's watches: a Set's own change; an instance's change, to the Set that stamped
  * it (and the one that did before its label moved); any namespace's change, to every Set; a
@@ -65,7 +75,8 @@ export function setWatches(caches: OperatorCaches): Watch[] {
       type === 'DELETED' || specOrMetadataChanged(object, old) ? named(object.metadata.name) : [],
     ),
     watch(kinds.instances, ({ type, object, old }) => {
-      const set = object.metadata.labels?.[LABEL_INSTANCE_SET];
+      // The label, else the controlling Set: an instance whose label was removed is taken back.
+      const set = object.metadata.labels?.[LABEL_INSTANCE_SET] ?? controllingSet(object);
       const before = old?.metadata.labels?.[LABEL_INSTANCE_SET];
       return named(
         before && before !== set ? before : undefined,
