@@ -147,8 +147,11 @@ describe('helm template', () => {
       'Service',
       'Service',
       'ServiceAccount',
-      // Who may make a Template act as a ServiceAccount (ADR 0035).
+      // Who may make a Template act as a ServiceAccount, and what the platform placed stays the
+      // platform's (ADR 0035).
       'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
       'ValidatingAdmissionPolicyBinding',
       'ValidatingWebhookConfiguration',
     ]);
@@ -214,7 +217,10 @@ describe('helm template', () => {
       expect.arrayContaining(['configmaps', 'secrets', 'deployments']),
     );
     expect(JSON.stringify(single)).not.toContain('impersonate');
-    expect(single.some((o) => o.kind === 'ValidatingAdmissionPolicy')).toBe(false);
+    // No writer check (no account to impersonate); what the platform places is kept in both modes.
+    expect(
+      single.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => o.metadata.name),
+    ).toEqual(['stencil-placed-instances']);
   }, 60_000);
 
   it('with sharding.enabled runs sharding.replicas shard members instead of a leader', async () => {
