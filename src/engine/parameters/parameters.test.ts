@@ -581,6 +581,39 @@ describe("reads from the Template's own namespace (spec.sources)", () => {
     expect(resolved.values.p).toBe(expected);
   });
 
+  it('marks a JSONPath matching more than the limit as settled (it waits for its source)', async () => {
+    const many = Array.from({ length: 10_001 }, (_, i) => i);
+    const source = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'big', namespace: 'team-a' },
+      data: { v: 'x' },
+      spec: { many },
+    };
+    const problem = await problemOf({
+      declarations: [{ name: 'p', type: 'array' }],
+      overrides: [
+        {
+          name: 'p',
+          valueFrom: {
+            objectFieldRef: {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              name: 'big',
+              jsonPath: '.spec.many[*]',
+            },
+          },
+        },
+      ],
+      objects: [source],
+    });
+    expect(problem).toMatchObject({
+      reason: 'ParameterResolutionFailed',
+      settled: true,
+      message: expect.stringContaining('more than 10000 values'),
+    });
+  });
+
   it('refuses a missing and an unshared Secret alike, and depends on neither', async () => {
     const refusal = async (name: string): Promise<{ message: string; watched: string[] }> => {
       const { result, source } = await resolve({

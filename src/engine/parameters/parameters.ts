@@ -434,7 +434,10 @@ async function resolveOverride(
       defaultUsed: { name: override.name, failure: read.failure, message: read.message },
     });
   }
-  return failure([problem(InstanceReason.ParameterResolutionFailed, override.name, read.message)]);
+  const failed = problem(InstanceReason.ParameterResolutionFailed, override.name, read.message);
+  // A JSONPath the source's content refuses (too many matches): the same content, the same
+  // answer; the source is watched, so its change brings the next pass.
+  return failure([read.failure === 'Invalid' ? { ...failed, settled: true } : failed]);
 }
 
 function statusEntry(

@@ -25,6 +25,10 @@ const INPUT_REASONS: ReadonlySet<string> = new Set([
   InstanceReason.TemplateExecutionFailed,
   // The same input renders as slowly next time; a resync or an edit tries again (ADR 0018).
   InstanceReason.RenderTimeout,
+  // A rendered object its kind's schema refuses (a duplicate list key, a missing field): the
+  // same Template, instance and sources render it the same way; the schema itself changes only
+  // with a CRD or API server upgrade, which the resync covers.
+  InstanceReason.InvalidResource,
 ]);
 
 /**
@@ -32,6 +36,9 @@ const INPUT_REASONS: ReadonlySet<string> = new Set([
  * (a rendered kind not served yet); a missing source (ParameterResolutionFailed) and anything
  * unknown are retried.
  */
-export function dispositionOf(problem: Pick<Problem, 'reason' | 'transient'>): Disposition {
-  return INPUT_REASONS.has(problem.reason) && !problem.transient ? 'terminal' : 'retry';
+export function dispositionOf(
+  problem: Pick<Problem, 'reason' | 'transient' | 'settled'>,
+): Disposition {
+  if (problem.transient) return 'retry';
+  return INPUT_REASONS.has(problem.reason) || problem.settled ? 'terminal' : 'retry';
 }

@@ -12,6 +12,11 @@ export interface Problem {
    * the instance is retried with backoff instead of waiting for an edit.
    */
   transient?: true;
+  /**
+   * Under a reason that is usually retried (a source read), this one gives the same answer for
+   * the same inputs (a JSONPath that matches too much): it waits for an input, which is watched.
+   */
+  settled?: true;
 }
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
