@@ -49,6 +49,7 @@ import {
   userClient,
   type RunningOperator,
 } from './support/operator.ts';
+import { removePublishedKinds } from './support/published-kinds.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const chart = join(root, 'charts', 'stencil');
@@ -503,6 +504,8 @@ describe('the operator under exactly the chart RBAC', () => {
         .catch(() => undefined);
     await running?.stop();
     operatorConnection?.http.close();
+    // The sample's WebApp kind, which no other file's kind may share a name with.
+    await removePublishedKinds(admin.cluster, [platform]);
     await removeClusterScoped(admin, [...rbacObjects, ...sampleRbac]);
   }, 60_000);
 

@@ -16,6 +16,7 @@ import {
 } from '../../tools/local/apply-manifests.ts';
 import { eventRecorded } from './support/instances.ts';
 import { eventually, userClient } from './support/operator.ts';
+import { removePublishedKinds } from './support/published-kinds.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const SECRET_VALUE = 's3cr3t-passw0rd'; // samples/database-credentials/objects.yaml
@@ -53,9 +54,14 @@ beforeAll(async () => {
   await applyManifests(user, sampleManifests());
 });
 
-afterAll(() => {
+afterAll(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
-});
+  // The sample's WebApp kind, which no other file's kind may share a name with.
+  const publishers = sampleManifests()
+    .filter((o) => o.kind === 'Template' && (o.spec as { api?: unknown } | undefined)?.api)
+    .map((o) => o.metadata.namespace ?? 'default');
+  await removePublishedKinds(user, publishers);
+}, 60_000);
 
 it('reconciles every sample to Ready', async () => {
   const expected = readManifests(
