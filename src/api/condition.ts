@@ -40,6 +40,11 @@ export const TemplateReason = {
   APIInvalid: 'APIInvalid',
   /** spec.api's kind is published by another Template, or its CRD is not Stencil's. */
   APIConflict: 'APIConflict',
+  /**
+   * A name of spec.api's kind (kind, plural, singular or short name) is one a served resource, or
+   * Stencil's own API, already answers to: kubectl would resolve it to the new kind.
+   */
+  APIShadowsResource: 'APIShadowsResource',
   /** The change would break existing instances of the kind, and is not allowed. */
   APIChangeRefused: 'APIChangeRefused',
   APIEstablished: 'APIEstablished',

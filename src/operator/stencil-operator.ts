@@ -21,6 +21,7 @@ import { parseRequestKey } from '../framework/reconciler.ts';
 import type { QueueObserver } from '../framework/work-queue.ts';
 import { ClusterSchemas, type ClusterSchemasOptions } from '../kube/cluster-schemas.ts';
 import type { KubeConnection } from '../kube/connection.ts';
+import { ServedResources } from '../kube/served-resources.ts';
 import { KubernetesSchemas } from '../engine/object-schema/kubernetes-schemas.ts';
 import { OfflineSchemas } from '../engine/object-schema/object-schema.ts';
 import { schemaFileReader } from '../kubernetes-schema-files.ts';
@@ -194,6 +195,8 @@ export class StencilOperator {
           error: error instanceof Error ? error.name : 'unknown',
         }),
     });
+    // What the names of a published kind are checked against (ADR 0032).
+    const served = new ServedResources(options.connection.http);
     // Whether an account a Template acts as may read what the caches keep (ADR 0035).
     const cachedReads = new CachedReadAccess(cluster);
     const sourceCache: SourceCache = {
@@ -238,6 +241,7 @@ export class StencilOperator {
         unpublished: (apiVersions) => this.publishedSchemas.unpublished(apiVersions),
         apiGroups: options.apiGroups,
         publishedBy: (namespace, name) => cache.publishedBy(namespace, name),
+        servedResources: () => served.list(),
         preflight: new PreflightRunner({
           cache,
           applied,
@@ -355,15 +359,17 @@ export class StencilOperator {
   /**
    * Watches the CRDs Stencil keeps for published kinds (ADR 0032): while one is Established its
    * kind's informers run, routed to the instance and Template controllers as TemplateInstances
-   * are; when it goes, they stop. Its Template hears of each change.
+   * are; when it goes, they stop. Its Template hears of each change, and of each change of the
+   * kind's ClusterRoles, so a hand edit of either is put back by the Template's next pass.
    */
   private watchPublishedKinds(shell: OperatorShell): void {
+    const generated = `${LABEL_MANAGED_BY}=${MANAGED_BY_STENCIL}`;
     const crds = new KindCache<KubeObject>({
       group: 'apiextensions.k8s.io',
       version: 'v1',
       plural: 'customresourcedefinitions',
       namespaced: false,
-      labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY_STENCIL}`,
+      labelSelector: generated,
     });
     const { published } = this.caches;
     crds.onChange(({ type, object }) => {
@@ -391,6 +397,18 @@ export class StencilOperator {
       if (publisher) this.templates.enqueue(publisher);
     });
     crds.watch(shell, undefined);
+    const roles = new KindCache<KubeObject>({
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      plural: 'clusterroles',
+      namespaced: false,
+      labelSelector: generated,
+    });
+    roles.onChange(({ object }) => {
+      const publisher = publisherOfCrd(object);
+      if (publisher) this.templates.enqueue(publisher);
+    });
+    roles.watch(shell, undefined);
   }
 
   /** Starts reconciling (the leader, or the only replica). */

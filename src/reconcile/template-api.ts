@@ -1,17 +1,26 @@
 // A Template's published kind (ADR 0032), the part that needs the cluster: the checks against the
 // CRDs that exist (a CRD of that name that is not this Template's, a change that would break the
-// kind's instances), then the CRD and its roles applied, or deleted once the Template no longer
-// publishes the kind and none of its instances is left. Each is written only when it changed.
+// kind's instances) and the resources the cluster serves (a name kubectl would resolve to the new
+// kind instead), then the CRD and its roles applied, or deleted once the Template no longer
+// publishes the kind and none of its instances is left. Each is written only when it is not
+// exactly as generated: a hand edit is put back, a field another manager added removed.
 import { TemplateConditionType, TemplateReason } from '../api/condition.ts';
 import type { KubeObject } from '../api/object-meta.ts';
 import type { Template } from '../api/template.ts';
-import { ANNOTATION_ALLOW_BREAKING_API_CHANGES } from '../api/well-known.ts';
+import { ANNOTATION_ALLOW_BREAKING_API_CHANGES, FIELD_MANAGER } from '../api/well-known.ts';
 import { draft, type ConditionDraft } from '../engine/shared/conditions.ts';
 import type { Problem } from '../engine/shared/problem.ts';
 import { apiChanges } from '../engine/typed-api/api-compatibility.ts';
 import type { CustomResourceDefinition } from '../engine/typed-api/api-crd.ts';
+import {
+  crdDrift,
+  crdRepair,
+  roleDrift,
+  schemaWrittenByOthers,
+} from '../engine/typed-api/api-drift.ts';
 import { apiNames, isPublishedBy, publisherOfCrd } from '../engine/typed-api/api-names.ts';
 import { publishedRoles, roleName, type ClusterRole } from '../engine/typed-api/api-roles.ts';
+import { shadowing, type ServedResource } from '../engine/typed-api/api-shadowing.ts';
 import { carriesAppliedHash, withAppliedHash } from './instance/applier.ts';
 import type { ClusterPort } from './cluster-port.ts';
 
@@ -35,25 +44,39 @@ export interface ApiCheck {
   existing?: KubeObject;
   /** Published kinds to delete once the new one is applied (a kind renamed with no instance). */
   retired: string[];
+  /**
+   * Names the kind already served when a resource installed since took them too: said in the
+   * APIPublished condition, not refused.
+   */
+  notes?: string[];
 }
 
 /**
  * Checks `spec.api` against the cluster: the CRD of its name must be this Template's or absent;
- * a change of the CRD must not break the kind's instances (unless the Template's annotation
- * allows it); a kind renamed while it has instances is refused.
+ * no name of the kind may be one a resource the cluster serves answers to (`served`, from
+ * discovery; the Template's own CRDs aside); a change of the CRD must not break the kind's
+ * instances (unless the Template's annotation allows it); a kind renamed while it has instances
+ * is refused.
  */
 export async function checkApiOnCluster(
   cluster: Pick<ClusterPort, 'get'>,
   template: Template,
   crd: CustomResourceDefinition,
   publishedNow: readonly PublishedNow[],
+  served: readonly ServedResource[] = [],
 ): Promise<ApiCheck> {
   const existing = (await cluster.get({ ...CRD, name: crd.metadata.name })) as
     (KubeObject & CustomResourceDefinition) | undefined;
   const instances = publishedNow.reduce((n, p) => n + p.instances, 0);
   const retired = publishedNow.map((p) => p.crdName).filter((n) => n !== crd.metadata.name);
+  const ours = existing && isPublishedBy(existing, template) ? existing : undefined;
+  const shadowed = shadowing(template.spec.api!, served, {
+    own: new Set([crd.metadata.name, ...publishedNow.map((p) => p.crdName)]),
+    kept: servedNames(ours),
+  });
   const problems = [
     ...conflicts(template, crd, existing),
+    ...shadowed.problems,
     ...(retired.length > 0 && instances > 0
       ? [
           refusal(
@@ -65,7 +88,21 @@ export async function checkApiOnCluster(
   ];
   if (existing && problems.length === 0)
     problems.push(...changeRefusals(template, existing, crd, instances));
-  return problems.length > 0 ? { problems, retired: [] } : { problems, crd, existing, retired };
+  return problems.length > 0
+    ? { problems, retired: [] }
+    : { problems, crd, existing, retired, notes: shadowed.kept };
+}
+
+/** The names (lower case) the API server serves a CRD's kind by, as it accepted them. */
+function servedNames(crd: KubeObject | undefined): Set<string> {
+  const status = crd?.status as { acceptedNames?: Partial<ServedResource> } | undefined;
+  const names = status?.acceptedNames;
+  if (!names) return new Set();
+  return new Set(
+    [names.kind, names.plural, names.singular, ...(names.shortNames ?? [])]
+      .filter((n): n is string => !!n)
+      .map((n) => n.toLowerCase()),
+  );
 }
 
 function refusal(reason: string, message: string): Problem {
@@ -89,10 +126,14 @@ function conflicts(
   ];
 }
 
-/** A change of the published CRD that its instances cannot take. */
+/**
+ * A change of the published CRD that its instances cannot take. A schema another manager wrote
+ * last (a hand edit) is not one the Template published: what would undo the edit is no breaking
+ * change, and is not refused; the identity of the kind is checked all the same.
+ */
 function changeRefusals(
   template: Template,
-  existing: CustomResourceDefinition,
+  existing: KubeObject & CustomResourceDefinition,
   crd: CustomResourceDefinition,
   instances: number,
 ): Problem[] {
@@ -105,7 +146,9 @@ function changeRefusals(
         `${changes.identity.join(', ')}: not while ${instances} instance(s) of the kind exist`,
       ),
     );
-  const allowed = template.metadata.annotations?.[ANNOTATION_ALLOW_BREAKING_API_CHANGES] === 'true';
+  const allowed =
+    template.metadata.annotations?.[ANNOTATION_ALLOW_BREAKING_API_CHANGES] === 'true' ||
+    schemaWrittenByOthers(existing, FIELD_MANAGER);
   if (changes.breaking.length > 0 && !allowed)
     problems.push(
       refusal(
@@ -122,14 +165,14 @@ function changeRefusals(
  * the CRD's own event brings the Template back once it is).
  */
 export async function publishApi(
-  cluster: Pick<ClusterPort, 'get' | 'apply' | 'delete'>,
+  cluster: Pick<ClusterPort, 'get' | 'apply' | 'delete' | 'patchSpec' | 'patchMetadata'>,
   template: Template,
   check: ApiCheck,
 ): Promise<ConditionDraft | undefined> {
   if (!check.crd) return undefined;
-  const applied = await applyUnlessSettled(cluster, check.crd, check.existing);
+  const applied = await applyCrd(cluster, check.crd, check.existing);
   for (const role of publishedRoles(template))
-    await applyUnlessSettled(
+    await applyRole(
       cluster,
       role,
       await cluster.get({ ...CLUSTER_ROLE, name: role.metadata.name }),
@@ -139,12 +182,13 @@ export async function publishApi(
   const established = (
     applied as { status?: { conditions?: { type: string; status: string }[] } }
   ).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  const notes = (check.notes ?? []).map((n) => `; ${n}`).join('');
   return established
     ? draft(
         TemplateConditionType.APIPublished,
         true,
         TemplateReason.APIEstablished,
-        `${names.kind} (${names.apiVersion}) is served: CustomResourceDefinition ${names.crdName}`,
+        `${names.kind} (${names.apiVersion}) is served: CustomResourceDefinition ${names.crdName}${notes}`,
       )
     : draft(
         TemplateConditionType.APIPublished,
@@ -155,17 +199,47 @@ export async function publishApi(
 }
 
 /**
- * Applies what Stencil keeps for a kind unless the live object already carries the hash of it
- * and holds all of it (ADR 0028): a Template pass that changes nothing writes nothing.
+ * Applies the CRD unless the live one carries the hash of it and its spec is exactly the
+ * generated one (ADR 0028: a pass that changes nothing writes nothing). Server-side apply takes
+ * back what Stencil applies, the versions with their schemas whole (an atomic list); a field only
+ * another manager set (a short name, a conversion) stays, and is removed by a merge patch.
  */
-async function applyUnlessSettled(
-  cluster: Pick<ClusterPort, 'apply'>,
-  object: CustomResourceDefinition | ClusterRole,
+async function applyCrd(
+  cluster: Pick<ClusterPort, 'apply' | 'patchSpec'>,
+  crd: CustomResourceDefinition,
   live: KubeObject | undefined,
 ): Promise<KubeObject> {
-  const { desired, hash } = withAppliedHash(object as unknown as KubeObject);
-  if (live && carriesAppliedHash(desired, hash, live)) return live;
-  return cluster.apply(desired);
+  const { desired, hash } = withAppliedHash(crd as unknown as KubeObject);
+  if (live && carriesAppliedHash(desired, hash, live) && !crdDrift(crd, live)) return live;
+  const applied = await cluster.apply(desired);
+  return crdDrift(crd, applied) ? cluster.patchSpec(applied, crdRepair(crd, applied)) : applied;
+}
+
+/**
+ * Applies a ClusterRole unless the live one carries the hash of it and is exactly as generated.
+ * Its rules are an atomic list that server-side apply replaces whole; an aggregation label the
+ * Template did not ask for is removed; a role with an `aggregationRule` (which server-side apply
+ * cannot take from the manager that set it) is deleted, that very version, and created anew.
+ */
+async function applyRole(
+  cluster: Pick<ClusterPort, 'apply' | 'delete' | 'patchMetadata'>,
+  role: ClusterRole,
+  live: KubeObject | undefined,
+): Promise<void> {
+  const { desired, hash } = withAppliedHash(role as unknown as KubeObject);
+  const drift = live && roleDrift(role, live);
+  if (live && drift?.fields.length === 0 && carriesAppliedHash(desired, hash, live)) return;
+  if (live && drift?.replace)
+    await cluster.delete(
+      { ...CLUSTER_ROLE, name: role.metadata.name, uid: live.metadata.uid },
+      { resourceVersion: live.metadata.resourceVersion },
+    );
+  const applied = await cluster.apply(desired);
+  const stray = drift && !drift.replace ? drift.strayLabels : [];
+  if (stray.length > 0)
+    await cluster.patchMetadata(applied, {
+      labels: Object.fromEntries(stray.map((key) => [key, null])),
+    });
 }
 
 /**

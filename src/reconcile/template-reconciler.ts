@@ -23,6 +23,7 @@ import {
 import { summarizeProblems, type Problem } from '../engine/shared/problem.ts';
 import { checkApi } from '../engine/typed-api/api-checks.ts';
 import { NO_API_ALLOWANCE, type ApiAllowance } from '../engine/typed-api/api-names.ts';
+import type { ServedResource } from '../engine/typed-api/api-shadowing.ts';
 import {
   checkApiOnCluster,
   publishApi,
@@ -65,6 +66,11 @@ export interface TemplateReconcilerDeps {
   apiGroups?: ApiAllowance;
   /** The kinds a Template publishes now, with how many instances each has. */
   publishedBy?: (namespace: string, name: string) => PublishedNow[];
+  /**
+   * Every resource the API server serves (discovery), whose names a published kind may not
+   * take; absent: only Stencil's own names are refused.
+   */
+  servedResources?: () => Promise<readonly ServedResource[]>;
   now: () => Date;
 }
 
@@ -166,7 +172,8 @@ export class TemplateReconciler implements Reconciler {
 
   /**
    * The checks of `spec.api` (ADR 0032): the allowance and the CRD it makes (as `stencil crd`
-   * checks them), then, for a Template otherwise valid, those against the cluster's CRDs.
+   * checks them), then, for a Template otherwise valid, those against the cluster's CRDs and
+   * the resources it serves.
    */
   private async checkApi(
     cluster: ClusterPort,
@@ -176,7 +183,8 @@ export class TemplateReconciler implements Reconciler {
   ): Promise<ApiCheck> {
     const { problems, crd } = checkApi(template, this.deps.apiGroups ?? NO_API_ALLOWANCE);
     if (!crd || evaluation.phase !== 'Valid') return { problems, retired: [] };
-    return checkApiOnCluster(cluster, template, crd, publishedNow);
+    const served = (await this.deps.servedResources?.()) ?? [];
+    return checkApiOnCluster(cluster, template, crd, publishedNow, served);
   }
 
   /**

@@ -4,9 +4,11 @@
 // a Secret rotation through spec.valueFrom re-renders it; compatible changes update the CRD and
 // breaking ones are refused; deleting the Template waits for the last WebApp, then the CRD goes;
 // a namespace without an allowance publishes nothing; the generated edit role is all a user
-// needs to create WebApps, and it does not reach TemplateInstances.
+// needs to create WebApps, and it does not reach TemplateInstances; a kind may not take a name of
+// Stencil's API or of anything the cluster serves; hand edits of the CRD and roles are put back.
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Condition } from '../../src/api/condition.ts';
 import type { KubeObject } from '../../src/api/object-meta.ts';
 import type { Template } from '../../src/api/template.ts';
 import type { TemplateInstanceStatus } from '../../src/api/template-instance.ts';
@@ -54,6 +56,15 @@ const PARAMETERS = [
   { name: 'replicas', type: 'number', value: 2, minimum: 1, maximum: 10, description: 'Pods.' },
   { name: 'password', type: 'string', value: 'none' },
 ];
+
+/** The parameters once the Template gained `debug` (its CRD change test), as they stay. */
+const PARAMETERS_NOW = [...PARAMETERS, { name: 'debug', type: 'bool', value: false }];
+
+/** What these tests read of a CRD's spec. */
+interface CrdSpec {
+  names: { shortNames?: string[] };
+  versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[];
+}
 
 function webAppTemplate(
   namespace: string,
@@ -128,7 +139,9 @@ beforeAll(async () => {
   team = await freshNamespace(cluster, 'typed-team');
   elsewhere = await freshNamespace(cluster, 'typed-elsewhere');
   tester = (await userClient()).cluster;
-  const allowance = parseApiAllowance(`${platform}=${GROUP},many-${GROUP},strict-${GROUP}`);
+  const allowance = parseApiAllowance(
+    `${platform}=${GROUP},many-${GROUP},strict-${GROUP},shadow-${GROUP}`,
+  );
   if (!allowance.ok) throw new Error('allowance');
   running = await startOperator([platform, team, elsewhere], inject('kubeconfig'), {
     apiGroups: allowance.value,
@@ -454,6 +467,221 @@ describe('a Template that publishes a kind', () => {
         })),
       'its CRD deleted with it',
     );
+  });
+
+  it('refuses a kind named TemplateInstance, or with short name po, and creates no CRD', async () => {
+    const group = `shadow-${GROUP}`;
+    const refusal = async (name: string, api: Record<string, unknown>): Promise<Condition> => {
+      await tester.apply(
+        template(platform, name, {
+          api: { group, version: 'v1', ...api },
+          handlebars: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{instance.name}}\n',
+        }),
+      );
+      return eventually(async () => {
+        const valid = conditionOf((await templateOf(platform, name))?.status, 'Valid');
+        return valid?.status === 'False' && valid;
+      }, `Template ${name} refused`);
+    };
+    const instances = await refusal('shadow-ti', { kind: 'TemplateInstance' });
+    expect(instances.reason).toBe('APIShadowsResource');
+    expect(instances.message).toContain(
+      'spec.api.kind: the kind TemplateInstance is already taken by templateinstances.stencil.dev',
+    );
+    expect(instances.message).toContain('spec.api.plural: the plural templateinstances');
+    const pods = await refusal('shadow-po', { kind: 'Pocket', shortNames: ['pk', 'po'] });
+    expect(pods.reason).toBe('APIShadowsResource');
+    expect(pods.message).toBe(
+      'spec.api.shortNames[1]: the short name po is already taken by pods (Pod) as its short ' +
+        'name; kubectl resolves names across groups, so "kubectl get po" could reach the new ' +
+        'kind instead: choose another',
+    );
+    for (const plural of ['templateinstances', 'pockets'])
+      expect(
+        await tester.get({
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'CustomResourceDefinition',
+          name: `${plural}.${group}`,
+        }),
+      ).toBeUndefined();
+    // kubectl still reaches what it reached.
+    const kubectl = await ensureKubectl(() => undefined);
+    const { stdout } = await run(kubectl, ['api-resources', '--api-group=stencil.dev']);
+    expect(stdout).toMatch(/templateinstances\s+tpli\s+stencil.dev/);
+    // A published kind that asks for a served name keeps its CRD exactly as it was.
+    const before = await crd();
+    await tester.apply(
+      webAppTemplate(platform, 'web-app', PARAMETERS_NOW, { ...API, shortNames: ['wa', 'cm'] }),
+    );
+    const refused = await eventually(async () => {
+      const valid = conditionOf((await templateOf(platform, 'web-app'))?.status, 'Valid');
+      return valid?.reason === 'APIShadowsResource' && valid;
+    }, 'the short name cm refused');
+    expect(refused.message).toContain('spec.api.shortNames[1]: the short name cm');
+    expect((await crd())?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+    await tester.apply(webAppTemplate(platform, 'web-app', PARAMETERS_NOW));
+    await eventually(
+      async () =>
+        conditionOf((await templateOf(platform, 'web-app'))?.status, 'Valid')?.status === 'True',
+      'valid again',
+    );
+    for (const name of ['shadow-ti', 'shadow-po'])
+      await tester.delete({ apiVersion: API_VERSION, kind: 'Template', namespace: platform, name });
+  });
+
+  it('keeps a name its kind already serves when a resource installed later takes it too', async () => {
+    const group = `tools-${GROUP}`;
+    const widgets = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      name: `widgets.${group}`,
+    };
+    await tester.apply({
+      apiVersion: widgets.apiVersion,
+      kind: widgets.kind,
+      metadata: { name: widgets.name },
+      spec: {
+        group,
+        names: { kind: 'Widget', plural: 'widgets', singular: 'widget', shortNames: ['wa'] },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object' } },
+          },
+        ],
+      },
+    });
+    const noted = await eventually(
+      async () => {
+        // Nothing about another CRD brings the Template back: a change of its own does, once
+        // discovery (kept a few seconds) lists the Widgets.
+        await new Promise((r) => setTimeout(r, 1_000));
+        const live = await templateOf(platform, 'web-app');
+        await tester.patchMetadata(live!, { labels: { probe: String(Date.now()) } });
+        const published = conditionOf(
+          (await templateOf(platform, 'web-app'))?.status,
+          'APIPublished',
+        );
+        return published?.message.includes(`widgets.${group}`) && published;
+      },
+      'the shared short name noted',
+      20_000,
+    );
+    expect(noted.status).toBe('True');
+    expect(noted.message).toContain(
+      `the short name wa is also taken by widgets.${group} (Widget) as its short name`,
+    );
+    const valid = conditionOf((await templateOf(platform, 'web-app'))?.status, 'Valid');
+    expect(valid?.status).toBe('True');
+    await tester.delete(widgets);
+  });
+
+  it('puts back a hand edit of the generated CRD within seconds', async () => {
+    const live = (await crd()) as KubeObject & { spec: CrdSpec };
+    const versions = structuredClone(live.spec.versions);
+    versions[0]!.schema.openAPIV3Schema['x-kubernetes-preserve-unknown-fields'] = true;
+    const started = Date.now();
+    // As `kubectl edit` would: an update, by another field manager.
+    await tester.patchSpec(live, {
+      versions,
+      names: { shortNames: ['wa', 'webby'] },
+    });
+    const edited = (await crd()) as KubeObject & { spec: CrdSpec };
+    expect(edited.spec.names.shortNames).toEqual(['wa', 'webby']);
+    const restored = await eventually(
+      async () => {
+        const now = (await crd()) as (KubeObject & { spec: CrdSpec }) | undefined;
+        const root = now?.spec.versions[0]?.schema.openAPIV3Schema;
+        return (
+          root &&
+          !('x-kubernetes-preserve-unknown-fields' in root) &&
+          JSON.stringify(now.spec.names.shortNames) === '["wa"]' &&
+          now
+        );
+      },
+      'the CRD as generated again',
+      10_000,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(restored.spec.versions).toEqual(live.spec.versions);
+    // An unknown field is pruned again, not kept.
+    await tester.apply(webApp('pruned', { image: 'nginx' }));
+    // (Conditional on the version read: the operator writes the WebApp's finalizer meanwhile.)
+    const pruned = await eventually(
+      async () => tester.patchSpec((await getWebApp('pruned'))!, { colour: 'blue' }),
+      'a field the kind does not have, sent',
+    );
+    expect((pruned.spec as Record<string, unknown>).colour).toBeUndefined();
+    await tester.delete({
+      apiVersion: `${GROUP}/v1`,
+      kind: 'WebApp',
+      namespace: team,
+      name: 'pruned',
+    });
+    await eventually(async () => !(await getWebApp('pruned')), 'WebApp pruned deleted');
+    // Settled: the passes the edit and the repair caused write nothing more.
+    const settled = (await crd())?.metadata.resourceVersion;
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect((await crd())?.metadata.resourceVersion).toBe(settled);
+  });
+
+  it('puts back a hand edit of the generated ClusterRoles within seconds', async () => {
+    const name = (role: string): string => `stencil:api:${CRD_NAME}:${role}`;
+    const role = (role: string): Promise<KubeObject | undefined> =>
+      tester.get({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        name: name(role),
+      });
+    const generated = { edit: await role('edit'), view: await role('view') };
+    const everything = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }];
+    const started = Date.now();
+    // The view role: every right, and folded into the edit role of every namespace.
+    const labelled = await tester.patchMetadata(generated.view!, {
+      labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' },
+    });
+    expect(labelled.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-edit']).toBe('true');
+    const widened = await tester.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: name('view') },
+      rules: everything,
+    });
+    expect(widened.rules).toEqual(everything);
+    // The edit role: its rules handed to the aggregation controller.
+    const aggregated = await tester.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: name('edit') },
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'hand-made': 'true' } }] },
+    });
+    expect(aggregated.aggregationRule).toBeDefined();
+    const restored: Record<string, KubeObject> = {};
+    for (const which of ['view', 'edit'] as const) {
+      restored[which] = await eventually(
+        async () => {
+          const now = await role(which);
+          return (
+            now &&
+            JSON.stringify(now.rules) === JSON.stringify(generated[which]?.rules) &&
+            !('aggregationRule' in now) &&
+            !now.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-edit'] &&
+            now
+          );
+        },
+        `the ${which} role as generated again`,
+        10_000,
+      );
+      expect(restored[which].metadata.labels?.['app.kubernetes.io/managed-by']).toBe('stencil');
+    }
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // Server-side apply cannot take an aggregationRule from the manager that set it: the role was
+    // replaced. The view role was applied over, and patched.
+    expect(restored.edit!.metadata.uid).not.toBe(generated.edit!.metadata.uid);
+    expect(restored.view!.metadata.uid).toBe(generated.view!.metadata.uid);
   });
 
   it('publishes nothing for a namespace without an allowance for the group', async () => {

@@ -1,5 +1,5 @@
 // Issue #27 offline: `stencil crd` prints the CRD (and roles) a Template's spec.api makes, and
-// refuses what the operator refuses; `stencil render` takes a typed instance, defaulted and
+// refuses what the operator refuses (a name of Stencil's own API among it); `stencil render` takes a typed instance, defaulted and
 // checked as the API server would at admission, and renders it as the equivalent TemplateInstance.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -215,5 +215,31 @@ describe('stencil validate with typed APIs', () => {
     const reserved = await main(['validate', templateFile('v3', { ...API, group: 'x.k8s.io' })]);
     expect(reserved.exitCode).toBe(1);
     expect(reserved.stderr).toContain('reserved by Kubernetes');
+  });
+
+  it("refuses a kind that would shadow Stencil's own, with no cluster: validate, crd and render", async () => {
+    const instances = templateFile('v4', { ...API, kind: 'TemplateInstance' });
+    const validated = await main(['validate', instances]);
+    expect(validated.exitCode).toBe(1);
+    expect(validated.stderr).toContain(
+      'APIShadowsResource: spec.api.kind: the kind TemplateInstance is already taken by ' +
+        'templateinstances.stencil.dev (TemplateInstance) as its kind and singular;',
+    );
+    const short = templateFile('v5', { ...API, shortNames: ['wa', 'tpl'] });
+    const printed = await main(['crd', '--template', short]);
+    expect(printed.exitCode).toBe(1);
+    expect(printed.stderr).toContain(
+      'spec.api.shortNames[1]: the short name tpl is already taken by templates.stencil.dev',
+    );
+    const rendered = await main([
+      'render',
+      '--template',
+      short,
+      '--instance',
+      webApp('v-shadow', { image: 'nginx' }),
+    ]);
+    expect(rendered.exitCode).toBe(2);
+    expect(rendered.stderr).toContain("the Template's spec.api makes no CRD");
+    expect(rendered.stderr).toContain('spec.api.shortNames[1]');
   });
 });

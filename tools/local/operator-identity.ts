@@ -157,7 +157,7 @@ export function withTypedApiRbac(groups: string[]): (objects: KubeObject[]) => K
     {
       apiGroups: ['rbac.authorization.k8s.io'],
       resources: ['clusterroles'],
-      verbs: ['get', 'create', 'update', 'patch', 'delete'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
     },
     {
       apiGroups: [...new Set(groups)].sort(),

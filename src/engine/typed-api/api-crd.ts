@@ -21,6 +21,7 @@ import {
   type ApiNames,
   type PublishedObjectMeta,
 } from './api-names.ts';
+import { shadowing, STENCIL_RESOURCES } from './api-shadowing.ts';
 
 /** A JSON Schema of a CRD (structural, with the Kubernetes extensions). */
 export type SchemaObject = { [key: string]: JsonValue };
@@ -71,7 +72,8 @@ export function publishedCrd(template: Template): Outcome<CustomResourceDefiniti
   const api = template.spec.api;
   if (!api) return failure([apiProblem('spec.api', 'the Template publishes no kind')]);
   const names = apiNames(api);
-  const problems: Problem[] = [];
+  // Stencil's own kinds are known offline: `stencil validate`, `crd` and `render` refuse them too.
+  const problems: Problem[] = [...shadowing(api, STENCIL_RESOURCES).problems];
   const fields: SchemaObject = {};
   const sources: SchemaObject = {};
   const rules: SchemaObject[] = [];
