@@ -460,7 +460,11 @@ describe('the operator under exactly the chart RBAC', () => {
         .replaceAll('stencil-template-', `stencil-template-${suffix}-`)
         // The Set's selector too: it must not reach another file's sample namespaces.
         .replace(/stencil\.dev\/tier: ([a-z]+)/g, `stencil.dev/tier: $1-${suffix}`)
-        .replaceAll('apps.stencil.example', typedGroup);
+        .replaceAll('apps.stencil.example', typedGroup)
+        // And its kind: published kinds share no name across groups (APIShadowsResource), and
+        // other files publish a WebApp (short name wa) on this control plane at the same time.
+        .replace(/\bWebApp\b/g, 'ChartWebApp')
+        .replace('shortNames: [wa]', 'shortNames: [cwa]');
       writeFileSync(target, text);
       files.push(target);
     }
@@ -468,7 +472,7 @@ describe('the operator under exactly the chart RBAC', () => {
     sampleRbac.push(
       ...manifests.filter((o) => !o.metadata.namespace && o.kind.startsWith('Cluster')),
     );
-    instances = manifests.filter((o) => o.kind === 'TemplateInstance' || o.kind === 'WebApp');
+    instances = manifests.filter((o) => o.kind === 'TemplateInstance' || o.kind === 'ChartWebApp');
     expect(instances).toHaveLength(10);
     // samples/namespace-fanout: one TemplateInstanceSet, stamping into team-d and team-e.
     sets = manifests.filter((o) => o.kind === 'TemplateInstanceSet');

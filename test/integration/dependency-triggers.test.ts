@@ -69,13 +69,14 @@ async function phase(name: string): Promise<string | undefined> {
  * API error would, once: the pass fails after deciding to write, and is retried with backoff.
  */
 function failNextApplyOf(name: string): void {
-  // Reconcilers work through a view of the cluster bound to their pass's signal: arm that view.
+  // Reconcilers work through a view of the cluster bound to their pass's signal, and write
+  // through that view acting as the Template's ServiceAccount: arm both.
   const cluster = running.connection.cluster;
   const bind = cluster.bind.bind(cluster);
   let armed = true;
-  cluster.bind = (signal) => {
-    const view = bind(signal);
+  const arm = (view: KubeCluster): KubeCluster => {
     const apply = view.apply.bind(view);
+    const actingAs = view.actingAs.bind(view);
     view.apply = (...args) => {
       const [object, options] = args;
       if (armed && !options?.dryRun && object.metadata.name === name) {
@@ -86,8 +87,10 @@ function failNextApplyOf(name: string): void {
       }
       return apply(...args);
     };
+    view.actingAs = (user) => arm(actingAs(user));
     return view;
   };
+  cluster.bind = (signal) => arm(bind(signal));
 }
 
 beforeAll(async () => {

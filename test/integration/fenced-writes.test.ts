@@ -187,7 +187,7 @@ metadata:
 spec:
   size: 3
 `;
-    running = await startOperator([ns]);
+    running = await startOperator([ns], undefined, { templateAccess: 'cluster' });
     await user.apply(
       template(ns, 'operator-install', { handlebars: body, allowClusterScopedResources: true }),
     );

@@ -80,7 +80,7 @@ beforeAll(async () => {
     sync: { mode: 'revert' },
   };
   user = (await userClient()).cluster;
-  running = await startOperator([tplNs, appNs, otherNs]);
+  running = await startOperator([tplNs, appNs, otherNs], undefined, { templateAccess: 'cluster' });
 });
 
 afterAll(async () => {

@@ -24,6 +24,7 @@ import { instance, instanceSet, template } from './support/builders.ts';
 import { conditionOf } from './support/instances.ts';
 import {
   eventually,
+  grantTemplateAccess,
   loopbackWebhook,
   rejectionOf,
   startOperator,
@@ -126,6 +127,9 @@ async function gone(id: Id, what: string, timeoutMs = 60_000): Promise<void> {
 async function namespace(prefix: string): Promise<string> {
   const name = `${prefix}-${suffix}`;
   await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  // Its Templates act as its default ServiceAccount, which may do anything anywhere here (they
+  // render Namespaces and into other namespaces), as a platform admin would grant it.
+  await grantTemplateAccess([name], 'cluster', plane.kubeconfigPath);
   return name;
 }
 
@@ -183,6 +187,7 @@ beforeAll(async () => {
   );
   running = await startStencil();
   await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: platform } });
+  await grantTemplateAccess([platform], 'cluster', plane.kubeconfigPath);
   for (const mode of MODES) await admin.apply(modeTemplate(mode));
 }, 300_000);
 

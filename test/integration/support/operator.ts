@@ -11,6 +11,7 @@ import {
   type WebhookOptions,
 } from '../../../src/operator/stencil-operator.ts';
 import { isClusterError } from '../../../src/reconcile/cluster-port.ts';
+import { grantTemplateAccount, TEMPLATE_ACCOUNT } from '../../../tools/local/operator-identity.ts';
 import {
   WEBHOOK_CONFIGURATION_NAME,
   webhookConfiguration,
@@ -23,11 +24,57 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
+/**
+ * What the Templates of a test file's namespaces may do, as their admins would grant it:
+ * `namespaces` (default) anything inside the file's namespaces; `cluster` anything anywhere (for
+ * files whose Templates render cluster-scoped objects); `none` nothing (the file grants its own).
+ */
+export type TemplateAccess = 'namespaces' | 'cluster' | 'none';
+
+/**
+ * Gives the default ServiceAccount (TEMPLATE_ACCOUNT) of each namespace the access asked for:
+ * the operator acts as it for every Template that names none, as a real install does (ADR 0035).
+ */
+export async function grantTemplateAccess(
+  namespaces: string[],
+  access: TemplateAccess,
+  kubeconfig = inject('kubeconfig'),
+): Promise<void> {
+  if (access === 'none' || namespaces.length === 0) return;
+  const admin = await connect(kubeconfig);
+  try {
+    for (const namespace of namespaces)
+      await grantTemplateAccount(admin.cluster, namespace, namespaces);
+    if (access === 'cluster')
+      for (const namespace of namespaces)
+        await admin.cluster.apply({
+          apiVersion: `${RBAC}/v1`,
+          kind: 'ClusterRoleBinding',
+          metadata: { name: `${TEMPLATE_ACCOUNT}-of-${namespace}` },
+          roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'cluster-admin' },
+          subjects: [{ kind: 'ServiceAccount', name: TEMPLATE_ACCOUNT, namespace }],
+        });
+  } finally {
+    admin.http.close();
+  }
+}
+
+const RBAC = 'rbac.authorization.k8s.io';
+
+/**
+ * Starts the operator for `namespaces`. Unless `extra.tenancy` says otherwise it runs as a real
+ * install does: each Template acts as the ServiceAccount TEMPLATE_ACCOUNT of its namespace, which
+ * `templateAccess` grants (`kubeconfig` must then be an admin's).
+ */
 export async function startOperator(
   namespaces: string[],
   kubeconfig = inject('kubeconfig'),
-  extra: Partial<OperatorOptions> = {},
+  extra: Partial<OperatorOptions> & { templateAccess?: TemplateAccess } = {},
 ): Promise<RunningOperator> {
+  const { templateAccess = 'namespaces', ...options } = extra;
+  // With its own plane a file passes that plane's admin kubeconfig; an operator for every
+  // namespace ([]) leaves the grants to the file, which creates its namespaces as it goes.
+  if (!options.tenancy) await grantTemplateAccess(namespaces, templateAccess, kubeconfig);
   const logs: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -42,7 +89,8 @@ export async function startOperator(
     concurrency: 4,
     resyncSeconds: 3600,
     log: createLogger({ level: 'debug', format: 'json', destination }),
-    ...extra,
+    tenancy: { actAs: 'service-account', defaultServiceAccount: TEMPLATE_ACCOUNT },
+    ...options,
   });
   await operator.start();
   return {
