@@ -470,6 +470,14 @@ describe('decide: an apply that stopped', () => {
     expect(c.triggerHandled).toBe(false);
   });
 
+  it('an adoption refusal waits on the object in its way, not on backoff', () => {
+    const message = 'ConfigMap team-a/app already exists and is not managed by this instance';
+    const blockedBy = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'app' };
+    const c = stopped({ ok: false, message, retry: false, blockedBy });
+    expect(c.end.kind).toBe('terminal');
+    expect(readyOf(c)?.reason).toBe(R.ApplyFailed);
+  });
+
   it('waiting on an earlier wave: Progressing, a requeue (defect 6), counts only what it reached (defect 7)', () => {
     const first = configMap('app');
     const c = stopped(

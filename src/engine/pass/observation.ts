@@ -14,6 +14,15 @@ export interface PassTrigger {
   description: string;
 }
 
+/** An object that stands where a rendered one would go, as it was read. */
+export interface BlockingObject {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  resourceVersion?: string;
+}
+
 /** How applying the rendered objects went (src/reconcile/instance/applier.ts). */
 export type ApplyReport =
   | {
@@ -24,8 +33,12 @@ export type ApplyReport =
       /** Objects found as rendered, so not written. */
       unchanged: number;
     }
-  /** Refused; `retry`: whether trying again without an input change can help. */
-  | { ok: false; message: string; retry: boolean; waiting?: false }
+  /**
+   * Refused; `retry`: whether trying again without an input change can help. `blockedBy`: an
+   * object in the way that the instance may not take over (adoption refused); the pass then
+   * depends on it, so its change (the adopt annotation, its deletion) brings the next pass.
+   */
+  | { ok: false; message: string; retry: boolean; waiting?: false; blockedBy?: BlockingObject }
   /**
    * Waiting on the cluster: a kind this render installs is not served yet, or an earlier wave
    * is not healthy yet. `live` holds what is known of each object so far (aligned with the

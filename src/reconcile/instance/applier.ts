@@ -44,6 +44,22 @@ function adoptionRefusal(live: KubeObject, owner: Owner): string | undefined {
   return `${describeObject(live)} already exists and is not managed by this instance${by}; annotate it with ${ANNOTATION_ADOPT}: ${owner.namespace}/${owner.name} to let this instance adopt it`;
 }
 
+/**
+ * An object in the way that this instance may not adopt. Only an edit of it (the adopt
+ * annotation) or its deletion changes the answer, so the pass waits on it rather than retrying.
+ */
+function adoptionRefused(live: KubeObject, message: string): ApplyResult {
+  const { name = '', namespace, resourceVersion } = live.metadata;
+  const blockedBy = {
+    apiVersion: live.apiVersion,
+    kind: live.kind,
+    name,
+    namespace,
+    resourceVersion,
+  };
+  return { ok: false, message, retry: false, blockedBy };
+}
+
 function rejection(object: KubeObject, error: unknown, stage: string): ApplyResult {
   if (!isClusterError(error) || error.kind === 'Aborted') throw error;
   return {
@@ -197,7 +213,7 @@ class PlanRun {
     for (const i of existing) {
       const live = this.live[i];
       const refusal = live && adoptionRefusal(live, this.request.owner);
-      if (refusal) return { ok: false, message: refusal, retry: true };
+      if (refusal) return adoptionRefused(live, refusal);
       this.result[i] = live;
       const { desired, hash } = desiredOf(
         this.request.rendered[i]!,
@@ -374,7 +390,7 @@ async function readAndPlan(
   }
   for (const object of live) {
     const refusal = object && adoptionRefusal(object, owner);
-    if (refusal) return { ok: false, message: refusal, retry: true };
+    if (refusal) return adoptionRefused(object, refusal);
   }
   return { prepared, probed };
 }

@@ -13,7 +13,7 @@ import { gvkKey, instanceOwner, resourceKey } from '../../engine/objects/invento
 import { Redactor } from '../../engine/redaction/redaction.ts';
 import { decide, type Conclusion, type Step } from '../../engine/pass/decision.ts';
 import type { ParentRecord } from '../../engine/objects/applyset.ts';
-import type { Observed } from '../../engine/pass/observation.ts';
+import type { BlockingObject, Observed } from '../../engine/pass/observation.ts';
 import {
   TerminalError,
   type Reconciler,
@@ -71,6 +71,8 @@ interface Pass {
   trigger: Trigger | undefined;
   /** Who the Template's requests are made as, once the pass has asked (see `acting`). */
   acting?: Acting;
+  /** What the pass's evaluation made it depend on (its watches), once it has evaluated. */
+  tracked?: Parameters<DependencyTracker['track']>;
 }
 
 export class InstanceReconciler implements Reconciler {
@@ -217,11 +219,17 @@ export class InstanceReconciler implements Reconciler {
       {
         // Every instance that is not frozen watches what it rendered: revert/strict to revert
         // drift, and all of them to see the health of their objects change.
-        track: ({ evaluation, reads }) =>
-          this.deps.tracker.track(pass.key, reads, {
-            uid: instance.metadata.uid ?? '',
-            gvks: [...new Set(evaluation.resources.map(gvkKey))],
-          }),
+        track: ({ evaluation, reads }) => {
+          pass.tracked = [
+            pass.key,
+            reads,
+            {
+              uid: instance.metadata.uid ?? '',
+              gvks: [...new Set(evaluation.resources.map(gvkKey))],
+            },
+          ];
+          return this.deps.tracker.track(...pass.tracked);
+        },
         acting: await this.acting(pass, instance),
       },
     );
@@ -240,7 +248,7 @@ export class InstanceReconciler implements Reconciler {
     const instance = pass.held!;
     if (record) this.wrote(pass, await pass.cluster.patchMetadata(instance, record));
     const evaluation = pass.observed.evaluation!;
-    return applyResources((await this.acting(pass, instance)).port, {
+    const applied = await applyResources((await this.acting(pass, instance)).port, {
       owner: instanceOwner(pass.held!),
       rendered: evaluation.resources,
       ignoreFields,
@@ -249,6 +257,22 @@ export class InstanceReconciler implements Reconciler {
       waits: evaluation.waits,
       known: new Set((instance.status?.renderedResources ?? []).map((r) => resourceKey(r))),
     });
+    if (!applied.ok && !applied.waiting && applied.blockedBy)
+      await this.waitOn(pass, applied.blockedBy);
+    return applied;
+  }
+
+  /**
+   * Makes the pass depend on the object that stands in its way, beside what it read: the adopt
+   * annotation on it, or its deletion, brings the next pass (which waits instead of retrying).
+   */
+  private async waitOn(pass: Pass, object: BlockingObject): Promise<void> {
+    if (!pass.tracked) return;
+    const [key, reads, drift] = pass.tracked;
+    const { resourceVersion, ...ref } = object;
+    const seen = `${ref.namespace ?? ''}/${ref.name}`;
+    const observed = resourceVersion ? { [seen]: resourceVersion } : {};
+    await this.deps.tracker.track(key, [...reads, { ...ref, observed }], drift);
   }
 
   /** Acts on how the pass ends: status, Events, counts, watches, finalizer, Result. */
