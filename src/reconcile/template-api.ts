@@ -22,7 +22,7 @@ import { apiNames, isPublishedBy, publisherOfCrd } from '../engine/typed-api/api
 import { publishedRoles, roleName, type ClusterRole } from '../engine/typed-api/api-roles.ts';
 import { shadowing, type ServedResource } from '../engine/typed-api/api-shadowing.ts';
 import { carriesAppliedHash, withAppliedHash } from './instance/applier.ts';
-import type { ClusterPort } from './cluster-port.ts';
+import { isClusterError, type ClusterPort } from './cluster-port.ts';
 
 const CRD = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' } as const;
 const CLUSTER_ROLE = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' } as const;
@@ -170,7 +170,21 @@ export async function publishApi(
   check: ApiCheck,
 ): Promise<ConditionDraft | undefined> {
   if (!check.crd) return undefined;
-  const applied = await applyCrd(cluster, check.crd, check.existing);
+  const names = apiNames(template.spec.api!);
+  let applied: KubeObject;
+  try {
+    applied = await applyCrd(cluster, check.crd, check.existing);
+  } catch (error) {
+    const refusal = crdRefusal(error);
+    if (refusal === undefined) throw error;
+    // The same CRD is refused the same way next time: said in the status, not retried forever.
+    return draft(
+      TemplateConditionType.APIPublished,
+      false,
+      TemplateReason.APIInvalid,
+      `the API server refused CustomResourceDefinition ${names.crdName}: ${refusal}`.slice(0, 1024),
+    );
+  }
   for (const role of publishedRoles(template))
     await applyRole(
       cluster,
@@ -178,7 +192,6 @@ export async function publishApi(
       await cluster.get({ ...CLUSTER_ROLE, name: role.metadata.name }),
     );
   for (const name of check.retired) await unpublish(cluster, name);
-  const names = apiNames(template.spec.api!);
   const established = (
     applied as { status?: { conditions?: { type: string; status: string }[] } }
   ).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
@@ -196,6 +209,18 @@ export async function publishApi(
         TemplateReason.APIPending,
         `CustomResourceDefinition ${names.crdName} applied; waiting for the API server to serve it`,
       );
+}
+
+/**
+ * Why the API server refused a CRD for good, or undefined for a failure worth retrying: an
+ * invalid object, or one too large to store (etcd's "request is too large" comes back as a 500;
+ * a proxy may answer 413).
+ */
+export function crdRefusal(error: unknown): string | undefined {
+  if (!isClusterError(error)) return undefined;
+  if (error.kind === 'Invalid' || error.status === 413) return error.message;
+  if (/request is too large|too large to store/i.test(error.message)) return error.message;
+  return undefined;
 }
 
 /**

@@ -132,8 +132,9 @@ export function publishedCrd(template: Template): Outcome<CustomResourceDefiniti
   };
   const crd = crdOf(template, api, names, spec);
   // etcd refuses a stored object over about 1.5 MiB: a CRD that large could never be applied, and
-  // its Template would retry forever. Said once, at validation, with what to change.
-  const size = JSON.stringify(crd).length;
+  // its Template would retry forever. Said once, at validation, with what to change. Counted in
+  // UTF-8 bytes, as etcd counts: a description in CJK text takes three bytes a character.
+  const size = Buffer.byteLength(JSON.stringify(crd), 'utf8');
   if (size > MAX_CRD_BYTES)
     return failure([
       apiProblem(
@@ -147,7 +148,7 @@ export function publishedCrd(template: Template): Outcome<CustomResourceDefiniti
   return success(crd);
 }
 
-/** The largest CRD Stencil generates, as compact JSON. */
+/** The largest CRD Stencil generates, as compact JSON in UTF-8 bytes. */
 export const MAX_CRD_BYTES = 1024 * 1024;
 
 function crdOf(

@@ -255,6 +255,19 @@ describe('the generated CRD', () => {
       expect(huge.problems[0]!.message).toMatch(
         /^the generated CustomResourceDefinition would be \d+ KiB, over the 1024 KiB/,
       );
+    // Counted in UTF-8 bytes: descriptions in CJK text under 1 Mi characters, but 3 bytes each.
+    const cjk = (n: number): ParameterDeclaration[] =>
+      Array.from({ length: n }, (_, i) => ({
+        name: `p${i}`,
+        type: 'string',
+        value: 'x',
+        description: '設定値'.repeat(500),
+      }));
+    const wide = template(cjk(256));
+    expect(JSON.stringify(wide).length).toBeLessThan(1024 * 1024);
+    const refused = publishedCrd(wide);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.problems[0]!.reason).toBe('APIInvalid');
     // 256 parameters (the CRD's maxItems) without long descriptions fit.
     const many = Array.from({ length: 256 }, (_, i) => ({
       name: `p${i}`,
