@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../api/object-meta.ts';
 import { UsageError } from '../command-line.ts';
+import { KUBERNETES_YAML } from '../engine/shared/kube-yaml.ts';
 
 export interface LoadedDocument {
   file: string;
@@ -21,7 +22,7 @@ export function readDocuments(file: string): LoadedDocument[] {
       `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
-  const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true });
+  const docs = parseAllDocuments(text, { ...KUBERNETES_YAML, uniqueKeys: true });
   if (!Array.isArray(docs)) throw new UsageError(`${file}: not a YAML stream`);
   const loaded: LoadedDocument[] = [];
   docs.forEach((doc, i) => {

@@ -8,6 +8,7 @@
 // kube-apiserver and etcd and skip the build (the controllers are taken from there too when it has
 // them, else built); STENCIL_HELM points at an existing helm binary.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -48,7 +49,8 @@ type BinaryName =
   | 'kwok'
   | 'helm'
   | 'kubectl'
-  | 'kro';
+  | 'kro'
+  | 'yaml-reference';
 
 interface Tool {
   binary: BinaryName;
@@ -58,11 +60,11 @@ interface Tool {
   ldflags: string;
 }
 
-/** Reads `<module> vX.Y.Z` from a tool module's go.mod. */
+/** Reads `<module> vX.Y.Z` from a tool module's go.mod (a require block or a require line). */
 export function requiredVersion(moduleDir: string, module: string): string {
   const goMod = readFileSync(join(moduleDir, 'go.mod'), 'utf8');
   const escaped = module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  const match = new RegExp(`^\\s*${escaped}\\s+(v\\S+)`, 'm').exec(goMod);
+  const match = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, 'm').exec(goMod);
   if (!match?.[1]) throw new Error(`${moduleDir}/go.mod does not require ${module}`);
   return match[1];
 }
@@ -244,6 +246,24 @@ export function ensureHelm(log: Log = console.log): Promise<string> {
     return Promise.resolve(override);
   }
   return buildOnce(helmTool(), log);
+}
+
+/**
+ * tools/yaml-reference: sigs.k8s.io/yaml's reading of YAML, as kubectl and the API server read
+ * it, for the table test of Stencil's reader (docs/adr/0036). Versioned by the module it pins and
+ * the hash of its source, so an edit of main.go builds anew.
+ */
+export function ensureYamlReference(log: Log = console.log): Promise<string> {
+  const moduleDir = join(toolsDir, 'yaml-reference');
+  const source = createHash('sha256')
+    .update(readFileSync(join(moduleDir, 'main.go')))
+    .digest('hex')
+    .slice(0, 12);
+  const version = `${requiredVersion(moduleDir, 'sigs.k8s.io/yaml')}-${source}`;
+  return buildOnce(
+    { binary: 'yaml-reference', moduleDir, pkg: '.', version, ldflags: '-s -w' },
+    log,
+  );
 }
 
 /**

@@ -8,6 +8,7 @@ import { TemplateReason } from '../../api/condition.ts';
 import { ANNOTATION_WAVE } from '../../api/well-known.ts';
 import type { ObservedCall } from './observed.ts';
 import type { Problem } from '../shared/problem.ts';
+import { KUBERNETES_YAML } from '../shared/kube-yaml.ts';
 
 /** What the text of one document says about itself; undefined where Handlebars decides it. */
 interface DocumentText {
@@ -34,7 +35,7 @@ function literal(raw: string | undefined): string | undefined {
   const text = raw?.trim();
   if (!text || text.includes('{{')) return undefined;
   try {
-    const value: unknown = parse(text, { version: '1.1' });
+    const value: unknown = parse(text, KUBERNETES_YAML);
     return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
   } catch {
     return undefined;

@@ -7,6 +7,7 @@ import { TemplateReason } from '../../api/condition.ts';
 import { ANNOTATION_READY_WHEN } from '../../api/well-known.ts';
 import { compileCel } from '../crd-schema/cel.ts';
 import type { Problem } from '../shared/problem.ts';
+import { KUBERNETES_YAML } from '../shared/kube-yaml.ts';
 
 const ANNOTATION_LINE = new RegExp(
   `^\\s*(["']?)${ANNOTATION_READY_WHEN.replace(/[./]/g, '\\$&')}\\1\\s*:\\s*(.*)$`,
@@ -29,7 +30,7 @@ export function readyWhenProblems(body: string): Problem[] {
     if (!raw || raw.includes('{{')) continue;
     let expression: unknown;
     try {
-      expression = parse(raw, { version: '1.1' });
+      expression = parse(raw, KUBERNETES_YAML);
     } catch {
       continue; // not a plain scalar on this line (a block scalar, say): the render checks it
     }

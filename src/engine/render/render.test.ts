@@ -293,6 +293,28 @@ describe('rendered output', () => {
     const object = renderOne(configMap('  x: "1"\nspec:\n  mode: 0644'));
     expect(object.spec).toEqual({ mode: 420 });
   });
+
+  it('keeps dates and times as strings, as kubectl does (issue #43)', () => {
+    const object = renderOne(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n' +
+        '    last-reviewed: 2026-01-15\ndata:\n  window: 12:30\n  date: 2026-01-15\n' +
+        '  at: 2026-01-15T10:00:00Z\n  long: 190:20:30.15\n',
+    );
+    expect(object.metadata).toMatchObject({ annotations: { 'last-reviewed': '2026-01-15' } });
+    expect(object.data).toEqual({
+      window: '12:30',
+      date: '2026-01-15',
+      at: '2026-01-15T10:00:00Z',
+      long: '190:20:30.15',
+    });
+  });
+
+  it('reads 0o17 as octal and refuses .inf, as the API server does', () => {
+    expect(renderOne(configMap('  x: "1"\nspec:\n  mode: 0o17')).spec).toEqual({ mode: 15 });
+    const refused = render(configMap('  x: "1"\nspec:\n  limit: .inf'));
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.problems[0]!.message).toContain('.inf has no JSON value');
+  });
 });
 
 describe('the output budget is enforced while rendering', () => {

@@ -43,6 +43,7 @@ import { MIN_SUBSTRING_LENGTH, type TaintedTexts } from '../redaction/redaction.
 import { Taint } from '../redaction/taint.ts';
 import { TemplateChecker, parseErrorProblem, position } from './template-syntax.ts';
 import { isMap } from '../shared/json-map.ts';
+import { KUBERNETES_YAML } from '../shared/kube-yaml.ts';
 
 /** The render context of SPEC §5. */
 export interface RenderContext {
@@ -932,7 +933,7 @@ function parseDocuments(
 ): Outcome<RenderedDocument[]> {
   const lineCounter = new LineCounter();
   // Duplicate keys are checked after substitution, in linear time (duplicateKey).
-  const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: false, lineCounter });
+  const docs = parseAllDocuments(text, { ...KUBERNETES_YAML, uniqueKeys: false, lineCounter });
   if (!Array.isArray(docs))
     return failure([renderProblem('the rendered output is not a YAML stream')]);
   const broken = syntaxProblem(text, docs, lineCounter, helpers);
