@@ -242,28 +242,21 @@ describe('the generated CRD', () => {
   });
 
   it('refuses a CRD the API server could not store, and takes the most a Template may declare', () => {
-    const described = (n: number): ParameterDeclaration[] =>
+    const described = (n: number, description: string): ParameterDeclaration[] =>
       Array.from({ length: n }, (_, i) => ({
         name: `p${i}`,
         type: 'string',
         value: 'x',
-        description: 'd'.repeat(4096),
+        description,
       }));
-    const huge = publishedCrd(template(described(256)));
+    const huge = publishedCrd(template(described(256, 'd'.repeat(4096))));
     expect(huge.ok).toBe(false);
     if (!huge.ok)
       expect(huge.problems[0]!.message).toMatch(
         /^the generated CustomResourceDefinition would be \d+ KiB, over the 1024 KiB/,
       );
     // Counted in UTF-8 bytes: descriptions in CJK text under 1 Mi characters, but 3 bytes each.
-    const cjk = (n: number): ParameterDeclaration[] =>
-      Array.from({ length: n }, (_, i) => ({
-        name: `p${i}`,
-        type: 'string',
-        value: 'x',
-        description: '設定値'.repeat(500),
-      }));
-    const wide = template(cjk(256));
+    const wide = template(described(256, '設定値'.repeat(500)));
     expect(JSON.stringify(wide).length).toBeLessThan(1024 * 1024);
     const refused = publishedCrd(wide);
     expect(refused.ok).toBe(false);
