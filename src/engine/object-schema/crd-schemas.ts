@@ -8,6 +8,7 @@ import { CRD_SCHEMAS } from '../../api/schemas.generated.ts';
 import { API_VERSION } from '../../api/well-known.ts';
 import { createKubernetesAjv } from '../crd-schema/crd-ajv.ts';
 import { pruneNulls } from '../crd-schema/null-pruning.ts';
+import { applyDefaults } from '../crd-schema/structural-defaults.ts';
 import { Re2CheckTooCostly } from '../crd-schema/re2.ts';
 import { isInt32, isInt64 } from './kubernetes-formats.ts';
 import { OBJECT_META, type KubernetesSchemas } from './kubernetes-schemas.ts';
@@ -162,7 +163,9 @@ export function validateCustomResource(
     };
   }
   const label = objectLabel(object);
-  const data = pruneNulls(object, openAPIV3Schema) as Json;
+  // The API server's order: defaults first (a null with a default takes it), then the nulls
+  // left are pruned, then the object is validated.
+  const data = pruneNulls(applyDefaults(object, openAPIV3Schema), openAPIV3Schema) as Json;
   let errors;
   try {
     errors = compiled.check(data) ? [] : (compiled.check.errors ?? []);

@@ -587,6 +587,52 @@ describe('custom resources against a CRD given at run time', () => {
     expect(found(widget({ size: 1, mode: null }), crds)).toEqual([]);
   });
 
+  it('applies structural defaults before it validates, as the server does (issue #43)', () => {
+    // As Gateway API's HTTPRoute: a backendRef's kind is defaulted to Service, and a rule reads it.
+    const backendRef = {
+      type: 'object',
+      required: ['name', 'kind'],
+      properties: {
+        name: { type: 'string' },
+        kind: { type: 'string', default: 'Service' },
+        port: { type: 'integer' },
+      },
+      'x-kubernetes-validations': [
+        {
+          rule: "(size(self.kind) == 0 || self.kind == 'Service') ? has(self.port) : true",
+          message: 'Must have port for Service reference',
+        },
+      ],
+    };
+    const schema = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          required: ['mode'],
+          properties: {
+            mode: { type: 'string', default: 'fast' },
+            backendRefs: { type: 'array', items: backendRef },
+            labels: { type: 'object', additionalProperties: { type: 'string', default: 'x' } },
+          },
+          'x-kubernetes-validations': [{ rule: "self.mode == 'fast'", message: 'mode' }],
+        },
+      },
+    };
+    const check = (spec: Record<string, unknown>): string[] => {
+      const verdict = validateCustomResource(widget(spec), schema, schemas, compiler);
+      return verdict.checked ? verdict.problems.map((p) => `${p.path}: ${p.message}`) : ['skipped'];
+    };
+    // Required, but defaulted; a null map value takes the default too.
+    expect(check({ backendRefs: [{ name: 'web', port: 80 }], labels: { a: null } })).toEqual([]);
+    // The defaulted kind reaches the rule: no port is refused, as the server refuses it.
+    expect(check({ backendRefs: [{ name: 'web' }] })).toEqual([
+      expect.stringContaining('Must have port for Service reference'),
+    ]);
+    // A value given is kept, and judged.
+    expect(check({ mode: 'slow' })).toEqual([expect.stringContaining('mode')]);
+  });
+
   it('notes the CEL rules offline CEL cannot compile and checks the rest', () => {
     const schema = {
       type: 'object',
