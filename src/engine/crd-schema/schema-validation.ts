@@ -6,6 +6,7 @@ import type { ErrorObject } from 'ajv';
 import { CRD_SCHEMAS } from '../../api/schemas.generated.ts';
 import * as generated from './crd-validators.generated.ts';
 import { pruneNulls } from './null-pruning.ts';
+import { unknownFields } from './unknown-fields.ts';
 import { Re2CheckTooCostly } from './re2.ts';
 import type { Problem } from '../shared/problem.ts';
 
@@ -156,8 +157,18 @@ export function validateAgainstCrd(kind: CrdKind, object: unknown): Problem[] {
     : (validate.errors ?? []).filter((e) => !isBranchError(e)).map(toProblem);
   return [
     ...metadataProblems(object as Record<string, unknown>),
+    ...unknownFieldProblems(object, kind),
     ...withoutTypeFollowUps(problems),
   ];
+}
+
+/** As kubectl's strict field validation words them: `unknown field "spec.syncMode"`. */
+function unknownFieldProblems(object: object, kind: CrdKind): Problem[] {
+  return unknownFields(object, schemaOf(kind)).map((path) => ({
+    path,
+    reason: SCHEMA_REASON,
+    message: `unknown field "${path}"`,
+  }));
 }
 
 /** A value of the wrong type fails its enum/length checks too; report only the type, as the server does. */
