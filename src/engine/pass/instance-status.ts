@@ -149,7 +149,6 @@ function carriedOver({
   return carried;
 }
 
-/** Who the instance acts as: this evaluation's identity, else the one recorded before. */
 /**
  * The mode this pass ran under. Strict is what keeps the instance the platform's (the chart's
  * admission policy reads it), so it is kept while the Template is missing, never dropped.
@@ -163,6 +162,7 @@ function syncModeField(
   return syncMode ? { syncMode } : {};
 }
 
+/** Who the instance acts as: this evaluation's identity, else the one recorded before. */
 function serviceAccountField(
   previous: TemplateInstanceStatus,
   evaluation: InstanceEvaluation,

@@ -59,12 +59,6 @@ async function servedKind(
 }
 
 /**
- * Everything the instance owns: by label across `gvks`, plus the recorded `known` entries. A
- * kind the operator may not list is skipped when nothing of it is recorded (an apply the same
- * missing right refused), so a missing permission never holds a deletion forever; recorded
- * objects of it are still returned, and their deletes say what is refused.
- */
-/**
  * The objects of a kind labelled with `uid`: across the cluster, or, given `namespaces`, in each
  * of them (an identity that acts for one team may list only where it writes, ADR 0035).
  */
@@ -83,6 +77,12 @@ async function listLabelled(
   return lists.flat();
 }
 
+/**
+ * Everything the instance owns: by label across `gvks`, plus the recorded `known` entries. A
+ * kind the operator may not list is skipped when nothing of it is recorded (an apply the same
+ * missing right refused), so a missing permission never holds a deletion forever; recorded
+ * objects of it are still returned, and their deletes say what is refused.
+ */
 export async function findOwned(
   cluster: ClusterPort,
   uid: string,
