@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureHelm } from '../tools/control-plane/binaries.ts';
+import { median } from './support.ts';
 
 const root = join(import.meta.dirname, '..');
 const TIME = '/usr/bin/time';
@@ -42,14 +43,6 @@ function measure(command: readonly string[]): Sample {
     .split(' ')
     .map(Number);
   return { wallMs, cpuMs: (user + system) * 1000, rssMiB: rssKiB / 1024 };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle)
-    ? ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2
-    : (sorted[Math.floor(middle)] ?? NaN);
 }
 
 async function main(): Promise<void> {

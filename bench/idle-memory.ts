@@ -26,7 +26,7 @@ import { installCrds } from '../tools/control-plane/crds.ts';
 import { summarizeHeapSnapshot } from './heap-summary.ts';
 import { startOperatorProcess, settled, type OperatorProcess } from './operator-process.ts';
 import { samples, total } from './prometheus-text.ts';
-import { until } from './support.ts';
+import { median, until } from './support.ts';
 import { CLIENT_CONCURRENCY, inParallel, instanceObject, prepare, workload } from './workload.ts';
 
 const { values, positionals } = parseArgs({
@@ -113,12 +113,6 @@ function procStatus(
 function gauge(metrics: string, name: string): number {
   const found = samples(metrics, name);
   return found.length === 0 ? NaN : found.reduce((sum, s) => sum + s.value, 0);
-}
-
-function median(list: number[]): number {
-  const sorted = [...list].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Every figure as the median over `rows`. */

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { grantTemplateAccount, TEMPLATE_ACCOUNT } from '../tools/local/operator-identity.ts';
 import { settled, startOperatorProcess } from './operator-process.ts';
 import { coldConverge } from './scale-rows.ts';
-import { benchCluster } from './support.ts';
+import { benchCluster, median } from './support.ts';
 import { prepare, TEMPLATE_NAMESPACE, workload } from './workload.ts';
 
 const { values } = parseArgs({
@@ -64,12 +64,6 @@ async function run(mode: Mode, index: number): Promise<Run> {
     await cluster.stop();
   }
 }
-
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 const results: Run[] = [];
 for (let i = 0; i < runs; i++)

@@ -1,9 +1,12 @@
 // Every resource the API server serves, with the names kubectl resolves it by: what a published
 // kind's names are checked against (ADR 0032). One aggregated discovery request each for /api and
 // /apis (Kubernetes 1.30 and later), else the classic documents of each preferred group version.
-// Kept a few seconds, so a burst of Template passes asks once.
+// Kept a few seconds, so a burst of Template passes asks once; a path that failed is not asked
+// again before its backoff, as with every other discovery read.
 import type { ServedResource } from '../engine/typed-api/api-shadowing.ts';
-import type { KubeHttp } from './http.ts';
+import { RetryGate } from '../framework/retry-gate.ts';
+import { isClusterError } from '../reconcile/cluster-port.ts';
+import type { KubeHttp, RequestSpec } from './http.ts';
 
 const AGGREGATED =
   'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
@@ -36,12 +39,24 @@ interface ResourceList {
 
 export class ServedResources {
   private cached: { at: number; resources: Promise<readonly ServedResource[]> } | undefined;
+  private readonly gate: RetryGate;
 
   constructor(
     private readonly http: KubeHttp,
     private readonly keepMs = 5_000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.gate = new RetryGate(undefined, now);
+  }
+
+  /** A GET of a discovery path, held back after a failure as Discovery's are (see RetryGate). */
+  private get<T>(spec: Omit<RequestSpec, 'method'>): Promise<T> {
+    return this.gate.run(
+      spec.path,
+      () => this.http.request<T>({ method: 'GET', ...spec }),
+      (error) => !isClusterError(error, 'NotFound'),
+    );
+  }
 
   /** The served resources, read again once those kept are `keepMs` old (or failed). */
   list(): Promise<readonly ServedResource[]> {
@@ -58,11 +73,7 @@ export class ServedResources {
   private async read(): Promise<readonly ServedResource[]> {
     const [core, groups] = await Promise.all(
       ['/api', '/apis'].map((path) =>
-        this.http.request<AggregatedList & ClassicGroups>({
-          method: 'GET',
-          path,
-          accept: AGGREGATED,
-        }),
+        this.get<AggregatedList & ClassicGroups>({ path, accept: AGGREGATED }),
       ),
     );
     if (core?.kind === 'APIGroupDiscoveryList' && groups?.kind === 'APIGroupDiscoveryList')
@@ -86,7 +97,7 @@ export class ServedResources {
     const lists = await Promise.all(
       groupVersions.map(async ({ group, path }) => ({
         group,
-        list: await this.http.request<ResourceList>({ method: 'GET', path }),
+        list: await this.get<ResourceList>({ path }),
       })),
     );
     return lists.flatMap(({ group, list }) =>
